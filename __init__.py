@@ -1,0 +1,14 @@
+"""solvergym: Gymnasium text environments whose rewards a solver has verified.
+
+``import solvergym`` registers every environment id with Gymnasium::
+
+    import gymnasium as gym
+    import solvergym  # noqa: F401
+    env = gym.make("SolverSAT-v0", n=3, k=5, l=13)
+"""
+from .registry import ENVS, env_ids, register_all
+
+__version__ = "0.1.0"
+__all__ = ["ENVS", "env_ids", "register_all", "__version__"]
+
+register_all()

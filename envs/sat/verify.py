@@ -1,0 +1,235 @@
+"""Verdicts and rewards for the SAT family. Pure: instance + answer text -> verdict.
+
+- An assignment is correct iff it satisfies every clause: any model counts, not only the planted
+  one (SATURN §2.4: "a full satisfying assignment" that "passes a verifier").
+- :func:`saturn_reward` is SATURN §2.4: -1 without ``\\boxed{}``, 0 boxed but wrong, 1 correct.
+- :func:`correctness_reward` is SAT-RL eq. 1 (§3.4): 1 correct, 0 ``idk``, ``-1/(n-1) - eps``
+  incorrect for ``n`` choices (``-1 - eps`` for yes/no).
+- :func:`check_drup` certifies an UNSAT label by checking the solver's DRUP proof by reverse unit
+  propagation, independently of the solver that wrote it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..parsing import final_answer_block, last_boxed
+from .generator import clause_masks
+
+__all__ = [
+    "SATURN_FORMAT",
+    "SATRL_FORMAT",
+    "DEFAULT_EPS",
+    "first_violated",
+    "parse_bitstring",
+    "satisfies_batch",
+    "saturn_reward",
+    "correctness_reward",
+    "parse_decision",
+    "decision_reward",
+    "check_drup",
+]
+
+#: SATURN §2.4 format penalty (no ``\boxed{}``).
+SATURN_FORMAT = -1.0
+#: SAT-RL §3.4: r_format = 0.1 when the final answer parses.
+SATRL_FORMAT = 0.1
+#: SAT-RL eq. 1 leaves eps unspecified; any eps > 0 makes guessing worse than ``idk``.
+DEFAULT_EPS = 0.1
+
+
+def first_violated(clauses: list[list[int]], bits: str) -> int | None:
+    """Index of the first clause ``bits`` falsifies, or ``None`` if it satisfies all of them."""
+    for i, clause in enumerate(clauses):
+        for lit in clause:
+            if (bits[abs(lit) - 1] == "1") == (lit > 0):
+                break
+        else:
+            return i
+    return None
+
+
+_SEPARATORS = re.compile(r"[\s,]+")
+
+
+def parse_bitstring(text: str, k: int) -> tuple[str | None, str]:
+    """Read a ``k``-bit answer (``"10110"``; spaces and commas between bits are ignored)."""
+    bits = _SEPARATORS.sub("", text)
+    if len(bits) != k or set(bits) - {"0", "1"}:
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        return None, f"the boxed answer {shown!r} is not a string of {k} bits (0/1)"
+    return bits, ""
+
+
+def satisfies_batch(clauses: list[list[int]], assignments: np.ndarray) -> np.ndarray:
+    """Vectorised check of many assignments at once (for benchmarks and model counting).
+
+    ``assignments`` is an int64 array of bit masks (bit ``i`` = variable ``i``), k <= 63.
+    A clause is false exactly when ``a & vars == negated_vars``.
+    """
+    mask, neg = clause_masks(clauses)
+    a = np.asarray(assignments, dtype=np.int64)
+    return ((a[:, None] & mask[None, :]) != neg[None, :]).all(axis=1)
+
+
+@dataclass
+class Verdict:
+    """The outcome of checking one answer: reward components plus why."""
+
+    components: dict[str, float]
+    answered: bool  # an answer in the required format was found
+    correct: bool
+    reason: str
+    answer: str | None = None
+
+
+def saturn_reward(text: str, clauses: list[list[int]], k: int) -> Verdict:
+    """SATURN §2.4 reward, split into named components that sum to it.
+
+    ``format`` is -1 when no complete ``\\boxed{...}`` exists, else 0; ``correct`` is 1 when the
+    last box holds a ``k``-bit assignment satisfying every clause, else 0. The sums are exactly
+    the paper's -1 / 0 / 1.
+    """
+    boxed = last_boxed(text)
+    if boxed is None:
+        return Verdict({"format": SATURN_FORMAT, "correct": 0.0}, False, False, "no \\boxed{...} answer found")
+    bits, why = parse_bitstring(boxed, k)
+    if bits is None:
+        return Verdict({"format": 0.0, "correct": 0.0}, True, False, why, boxed)
+    bad = first_violated(clauses, bits)
+    if bad is not None:
+        return Verdict(
+            {"format": 0.0, "correct": 0.0}, True, False,
+            f"assignment {bits} falsifies clause {bad + 1} of {len(clauses)}", bits,
+        )
+    return Verdict({"format": 0.0, "correct": 1.0}, True, True, "assignment satisfies every clause", bits)
+
+
+def correctness_reward(outcome: str, *, n_choices: int = 2, eps: float = DEFAULT_EPS) -> float:
+    """SAT-RL eq. 1: ``1`` correct, ``0`` idk, ``-1/(n-1) - eps`` incorrect (n answer choices)."""
+    if outcome == "correct":
+        return 1.0
+    if outcome == "idk":
+        return 0.0
+    if outcome == "incorrect":
+        if n_choices < 2:
+            raise ValueError("n_choices must be >= 2")
+        return -1.0 / (n_choices - 1) - eps
+    raise ValueError(f"outcome must be correct/idk/incorrect, got {outcome!r}")
+
+
+_YES = {"yes", "sat", "satisfiable", "true"}
+_NO = {"no", "unsat", "unsatisfiable", "false"}
+
+
+def parse_decision(text: str) -> tuple[str | None, str]:
+    """The final yes/no/idk of a SAT-RL answer: ``("yes"|"no"|"idk", "")`` or ``(None, reason)``.
+
+    The answer is the last ```` ```answer ...``` ```` or ```` ```idk``` ```` block (§3.4). Its body,
+    stripped of quotes, backticks, ``\\boxed{}`` and final punctuation, must be yes/no (SAT and
+    UNSAT, satisfiable, true/false are read as the same).
+    """
+    block = final_answer_block(text)
+    if block is None:
+        return None, "no ```answer ...``` or ```idk``` block found"
+    kind, body = block
+    if kind == "idk":
+        return "idk", ""
+    word = body.strip().strip("`'\"*").strip()
+    inner = last_boxed(word)
+    if inner is not None:
+        word = inner
+    word = word.strip().rstrip(".!").strip().lower()
+    if word in _YES:
+        return "yes", ""
+    if word in _NO:
+        return "no", ""
+    shown = body if len(body) <= 40 else body[:37] + "..."
+    return None, f"the answer block {shown!r} is not yes, no or idk"
+
+
+def decision_reward(text: str, label_sat: bool, *, eps: float = DEFAULT_EPS) -> Verdict:
+    """SAT-RL §3.4 rewards for a yes/no satisfiability question: ``format`` + ``correct``.
+
+    ``format`` is 0.1 when the answer parses (yes, no or idk), else 0; ``correct`` follows eq. 1
+    (and is 0 when nothing parsed: "all components are initialized to 0").
+    """
+    decision, why = parse_decision(text)
+    if decision is None:
+        return Verdict({"format": 0.0, "correct": 0.0}, False, False, why)
+    if decision == "idk":
+        return Verdict({"format": SATRL_FORMAT, "correct": 0.0}, True, False, "abstained (idk)", "idk")
+    truth = "yes" if label_sat else "no"
+    ok = decision == truth
+    return Verdict(
+        {"format": SATRL_FORMAT, "correct": correctness_reward("correct" if ok else "incorrect", eps=eps)},
+        True, ok, f"answered {decision}; the conditions are {'satisfiable' if label_sat else 'unsatisfiable'}",
+        decision,
+    )
+
+
+# ---------------------------------------------------------------------------------- certificates
+def check_drup(clauses: list[list[int]], proof: list[str]) -> tuple[bool, str]:
+    """Check a DRUP refutation: every added lemma must follow by reverse unit propagation.
+
+    Deletions are ignored (keeping clauses can only make RUP checks succeed more often, and
+    every kept clause is implied by the formula, so this stays sound). The formula is refuted
+    when the empty clause is derived. Linear scans: meant for the small formulas of this family.
+    """
+    db = [list(c) for c in clauses]
+    for line in proof:
+        toks = line.split()
+        if not toks:
+            continue
+        if toks[0] == "d":
+            continue
+        try:
+            lits = [int(t) for t in toks]
+        except ValueError:
+            return False, f"malformed proof line {line!r}"
+        if lits[-1] != 0:
+            return False, f"proof line {line!r} does not end with 0"
+        lemma = lits[:-1]
+        if not _rup(db, lemma):
+            return False, f"lemma {lemma} does not follow by unit propagation"
+        if not lemma:
+            return True, "empty clause derived"
+        db.append(lemma)
+    if _rup(db, []):
+        return True, "unit propagation refutes the formula"
+    return False, "the proof does not derive the empty clause"
+
+
+def _rup(db: list[list[int]], lemma: list[int]) -> bool:
+    """True when assigning every literal of ``lemma`` false propagates to a conflict."""
+    value: dict[int, bool] = {}
+    for lit in lemma:
+        v, want = abs(lit), lit < 0  # the literal is false
+        if value.get(v, want) != want:
+            return True  # the lemma is a tautology
+        value[v] = want
+    changed = True
+    while changed:
+        changed = False
+        for clause in db:
+            unassigned = None
+            n_unassigned = 0
+            satisfied = False
+            for lit in clause:
+                val = value.get(abs(lit))
+                if val is None:
+                    n_unassigned += 1
+                    unassigned = lit
+                elif val == (lit > 0):
+                    satisfied = True
+                    break
+            if satisfied:
+                continue
+            if n_unassigned == 0:
+                return True
+            if n_unassigned == 1:
+                value[abs(unassigned)] = unassigned > 0
+                changed = True
+    return False

@@ -1,0 +1,84 @@
+"""Every solvergym environment id, its entry point and what it pays; importing solvergym registers them.
+
+``gym.make("SolverSAT-v0", n=3, k=5, l=13)`` works after ``import solvergym``, and
+``gym.make("solvergym:SolverSAT-v0")`` works without it (Gymnasium imports the module before the
+":" and that import registers the ids). Keyword arguments and their defaults are those of the
+entry point's ``__init__`` (:func:`default_kwargs` reads them), so there is one source of truth.
+Ids are never renamed; new ones are added here (DESIGN.md lists the planned ones).
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+
+__all__ = ["EnvEntry", "ENVS", "register_all", "env_ids", "get_entry", "default_kwargs", "entry_class"]
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    id: str
+    entry_point: str
+    description: str  # one line
+    task: str
+    reward_components: tuple[str, ...]
+    difficulty_knobs: tuple[str, ...]
+    paper: str
+
+
+ENVS: tuple[EnvEntry, ...] = (
+    EnvEntry(
+        id="SolverSAT-v0",
+        entry_point="solvergym.envs.sat.env:SATEnv",
+        description="SATURN (n,k,l)-SAT: give a satisfying assignment as a bit string in \\boxed{}",
+        task="planted random CNF, SATURN prompt; any model counts",
+        reward_components=("format", "correct"),
+        difficulty_knobs=("n", "k", "l", "max_chance_success"),
+        paper="SATURN §2.2-2.4",
+    ),
+    EnvEntry(
+        id="SolverSATBench-v0",
+        entry_point="solvergym.envs.sat.env:SATBenchEnv",
+        description="SAT-Bench-style natural-language SAT decision: yes / no / idk in ```answer```",
+        task="scenario + conditions over x(i,j,k); balanced, solver-certified SAT/UNSAT labels",
+        reward_components=("format", "correct"),
+        difficulty_knobs=("dims", "num_clauses", "widths", "sat_ratio"),
+        paper="SAT-RL §3.2, §3.4 eq. 1",
+    ),
+)
+
+
+def register_all() -> None:
+    """Register every id with Gymnasium (idempotent)."""
+    for e in ENVS:
+        if e.id not in gym.registry:
+            gym.register(id=e.id, entry_point=e.entry_point)
+
+
+def env_ids() -> list[str]:
+    return [e.id for e in ENVS]
+
+
+def get_entry(env_id: str) -> EnvEntry:
+    for e in ENVS:
+        if e.id == env_id or f"solvergym:{e.id}" == env_id:
+            return e
+    raise KeyError(f"unknown solvergym env {env_id!r}; known: {env_ids()}")
+
+
+def entry_class(env_id: str) -> type:
+    module, _, name = get_entry(env_id).entry_point.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def default_kwargs(env_id: str) -> dict[str, Any]:
+    """The keyword arguments of the env's constructor and their defaults."""
+    sig = inspect.signature(entry_class(env_id).__init__)
+    return {
+        name: p.default
+        for name, p in sig.parameters.items()
+        if name != "self" and p.default is not inspect.Parameter.empty
+    }
