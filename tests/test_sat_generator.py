@@ -112,15 +112,19 @@ def test_any_model_from_a_cdcl_solver_is_accepted_and_a_flipped_bit_rejected():
     assert checked_flips > 20
 
 
-def test_model_count_cdcl_path_agrees_with_enumeration(monkeypatch):
-    insts = [plant(3, 9, l, s) for s, l in enumerate([4, 10, 20, 35])]
-    exact = [count_models(i.clauses, 9) for i in insts]
-    monkeypatch.setattr(G, "ENUMERATION_MAX_K", 0)
-    assert [count_models(i.clauses, 9) for i in insts] == exact
-    assert all(e[1] for e in exact)
-    # the limit turns the count into a lower bound
-    count, is_exact = count_models([[1, 2, 3]], 9, limit=50)
-    assert count >= 50 and not is_exact
+def test_model_count_paths_agree():
+    for seed, (k, l) in enumerate([(9, 4), (9, 20), (14, 10), (14, 60), (16, 70), (16, 8)]):
+        inst = plant(3, k, l, seed)
+        by_enum = G._count_by_enumeration(inst.clauses, k)
+        assert G._count_by_cdcl(inst.clauses, k, 10**9) == (by_enum, True)
+        assert count_models(inst.clauses, k) == (by_enum, True) == (inst.model_count, inst.model_count_exact)
+    inst = plant(3, 9, 20, 1)
+    assert G._count_by_enumeration(inst.clauses, 9) == len(brute_force_models(inst.clauses, 9))
+    # above k = 20 the limit turns the count into a lower bound
+    count, exact = count_models([[1, 2, 3]], 24, limit=50)
+    assert count >= 50 and not exact
+    assert count_models([[1, 2, 3], [-1], [-2], [-3]], 24) == (0, True)
+    assert count_models([[1], [2]], 22) == (2**20, False)  # 2^20 > the default limit of 100,000
 
 
 def test_chance_success_is_visible_and_controllable():
