@@ -115,13 +115,17 @@ def saturn_record(inst: SATInstance, id_: int) -> dict[str, Any]:
 
 def load_saturn_jsonl(path: str | os.PathLike) -> list[SATInstance]:
     """Read a SATURN JSONL file (released or built here); errors name the line."""
+    return _read_jsonl(path, instance_from_saturn_record)
+
+
+def _read_jsonl(path: str | os.PathLike, parse) -> list:
     out = []
     with open(path, encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
             if not line.strip():
                 continue
             try:
-                out.append(instance_from_saturn_record(json.loads(line)))
+                out.append(parse(json.loads(line)))
             except (ValueError, json.JSONDecodeError) as e:
                 raise ValueError(f"{path}:{lineno}: {e}") from None
     return out
@@ -255,12 +259,5 @@ def decision_from_record(record: dict[str, Any]) -> DecisionInstance:
 
 
 def load_sat_bench_jsonl(path: str | os.PathLike) -> list[DecisionInstance]:
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    out.append(decision_from_record(json.loads(line)))
-                except (ValueError, json.JSONDecodeError) as e:
-                    raise ValueError(f"{path}:{lineno}: {e}") from None
-    return out
+    """Read a sat-bench JSONL file; every record's certificate is re-checked."""
+    return _read_jsonl(path, decision_from_record)
