@@ -1,0 +1,203 @@
+"""Training configuration: one dataclass, three presets from the papers, YAML files and overrides.
+
+Presets set the *algorithm* hyper-parameters to the papers' values; the *scale* (prompts per
+step, generation length) defaults to something a laptop CPU finishes, with the papers' scale in
+the comments (override it on GPUs):
+
+- ``grpo`` — SATURN (App. D, Table 8; OpenRLHF GroupNorm): group-normalised advantages, KL k3
+  in the loss with beta 1e-3, clip 0.2, per-sequence token mean (eq. 3), lr 5e-7, G = 8,
+  temperature 0.8 (SATURN-1.5B). Spring §5.1(d) trains with GRPO too.
+- ``dapo`` — SAT-RL (Table 8) and the DAPO paper: clip 0.2 / 0.28, dual clip c = 10, token-mean,
+  no KL (no reference model is loaded), dynamic sampling of zero-variance groups, soft overlong
+  punishment, lr 1e-6, G = 8, temperature 1.0.
+- ``reinforce_pp`` — SIRL: REINFORCE++ (returns of -beta KL_t + outcome, whitened over the global
+  batch), k1 KL in the reward with beta 5e-4 only on the ``<model>`` and ``<python>`` sections
+  (Partial KL, eq. 5; ``partial_kl="code"`` is the shipped code's variant: from ``<python`` on),
+  clip 0.2 / 0.30, lr 1e-6, G = 16 (``run_partialKL.sh``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["TrainConfig", "PRESETS", "make_config", "parse_overrides"]
+
+
+@dataclass
+class TrainConfig:
+    algo: str = "grpo"
+    env: str = "SolverSAT-v0"
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    model: str = "default"
+    system_prompt: str | None = None
+    seed: int = 0
+    out_dir: str = "runs/solvergym"
+
+    # scale
+    steps: int = 20  # training iterations (rollout + updates)
+    prompts_per_step: int = 4  # instances per iteration, over all processes (papers: 2 - 512)
+    group_size: int = 8  # G samples per instance
+    max_new_tokens: int = 256  # per turn (papers: 8192 - 20480)
+    max_total_tokens: int = 2048  # prompt + every turn
+    micro_batch_size: int = 4  # sequences per forward/backward
+    mini_batches: int = 1  # optimizer steps per rollout batch
+    ppo_epochs: int = 1  # passes over each rollout batch (mu); old log-probs are stored
+
+    # sampling
+    temperature: float = 1.0
+    top_p: float = 1.0
+    rollout_backend: str = "hf"  # "hf" | "vllm"
+
+    # optimisation
+    lr: float = 1e-6
+    weight_decay: float = 0.0
+    adam_betas: tuple[float, float] = (0.9, 0.999)
+    max_grad_norm: float = 1.0
+    warmup_steps: int = 0
+    lr_schedule: str = "constant"  # "constant" | "cosine"
+    mixed_precision: str = "auto"  # "auto" (bf16 on CUDA, fp32 on CPU) | "no" | "bf16"
+    lora: bool = False
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_targets: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
+
+    # advantages
+    advantage: str = "grpo"  # "grpo" | "reinforce_pp" | "reinforce_pp_baseline"
+    adv_std: str = "group"  # GRPO: "group" | "batch" | "none" (Dr. GRPO)
+    adv_eps: float = 1e-6
+    gamma: float = 1.0
+
+    # loss
+    loss_agg: str = "seq-mean-token-mean"
+    loss_agg_length: int | None = None  # the constant L of seq-mean-token-sum-norm (default max_new_tokens)
+    eps_low: float = 0.2
+    eps_high: float = 0.2
+    dual_clip: float | None = None
+
+    # KL to the reference policy
+    kl_coef: float = 0.0  # beta; 0 loads no reference model
+    kl_estimator: str = "k3"
+    kl_in: str = "loss"  # "loss" | "reward"
+    partial_kl: str | None = None  # None | "paper" (<model>, <python> sections) | "code" (from <python on)
+    partial_kl_tags: tuple[str, ...] = ("model", "python")
+
+    # DAPO extras
+    dynamic_sampling: bool = False
+    max_gen_batches: int = 4  # generation rounds per step before training on what there is
+    overlong: bool = False
+    overlong_max_tokens: int | None = None  # L_max (default max_new_tokens)
+    overlong_cache_tokens: int | None = None  # L_cache (default L_max // 4)
+    overlong_factor: float = 1.0
+
+    # bookkeeping
+    log_every: int = 1
+    save_every: int = 0  # 0: only at the end
+    resume: str | None = None  # a checkpoint dir, or "auto" (the latest under out_dir)
+    progress: bool = True
+    curriculum: dict[str, Any] | None = None  # SATURN Algorithm 1 settings (SolverSAT-v0 only)
+
+    def validate(self) -> "TrainConfig":
+        choices = {
+            "algo": tuple(PRESETS), "advantage": ("grpo", "reinforce_pp", "reinforce_pp_baseline"),
+            "adv_std": ("group", "batch", "none"), "kl_estimator": ("k1", "k2", "k3"),
+            "kl_in": ("loss", "reward"), "loss_agg": ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm"),
+            "lr_schedule": ("constant", "cosine"), "rollout_backend": ("hf", "vllm"),
+            "mixed_precision": ("auto", "no", "bf16"),
+        }
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        if self.partial_kl not in (None, "paper", "code"):
+            raise ValueError(f"partial_kl must be None, 'paper' or 'code', got {self.partial_kl!r}")
+        if self.advantage == "grpo" and self.group_size < 2:
+            raise ValueError("GRPO needs group_size >= 2")
+        for name in ("steps", "prompts_per_step", "group_size", "max_new_tokens", "micro_batch_size",
+                     "mini_batches", "ppo_epochs", "max_gen_batches"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1")
+        if self.kl_coef < 0:
+            raise ValueError("kl_coef must be >= 0")
+        if self.kl_coef > 0 and self.kl_in == "reward" and self.advantage == "grpo":
+            raise ValueError("KL in the reward needs a REINFORCE++ advantage (GRPO uses episode rewards)")
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+#: Algorithm hyper-parameters per preset (see the module docstring for the sources).
+PRESETS: dict[str, dict[str, Any]] = {
+    "grpo": dict(
+        advantage="grpo", adv_std="group", loss_agg="seq-mean-token-mean", eps_low=0.2, eps_high=0.2,
+        dual_clip=None, kl_coef=1e-3, kl_estimator="k3", kl_in="loss", lr=5e-7, group_size=8,
+        temperature=0.8, dynamic_sampling=False, overlong=False,
+    ),
+    "dapo": dict(
+        advantage="grpo", adv_std="group", loss_agg="token-mean", eps_low=0.2, eps_high=0.28,
+        dual_clip=10.0, kl_coef=0.0, lr=1e-6, group_size=8, temperature=1.0, dynamic_sampling=True,
+        overlong=True,
+    ),
+    "reinforce_pp": dict(
+        advantage="reinforce_pp", loss_agg="token-mean", eps_low=0.2, eps_high=0.30, dual_clip=None,
+        kl_coef=5e-4, kl_estimator="k1", kl_in="reward", partial_kl="paper", lr=1e-6, group_size=16,
+        temperature=1.0, dynamic_sampling=False, overlong=False,
+    ),
+}
+
+
+def _coerce(value: str, current: Any) -> Any:
+    """A command-line string -> the type of the field's current value (JSON when it parses)."""
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        parsed = value
+    if isinstance(current, tuple) and isinstance(parsed, list):
+        return tuple(parsed)
+    if isinstance(current, float) and isinstance(parsed, int) and not isinstance(parsed, bool):
+        return float(parsed)
+    return parsed
+
+
+def parse_overrides(items: list[str] | None) -> dict[str, str]:
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"override {item!r} is not key=value")
+        out[key.strip().replace("-", "_")] = value
+    return out
+
+
+def make_config(algo: str | None = None, *, file: str | Path | None = None,
+                overrides: dict[str, Any] | None = None, **kwargs: Any) -> TrainConfig:
+    """preset < YAML/JSON file < keyword arguments < string overrides (``key=value``)."""
+    data: dict[str, Any] = {}
+    if file is not None:
+        text = Path(file).read_text()
+        if str(file).endswith((".yaml", ".yml")):
+            import yaml
+
+            data = yaml.safe_load(text) or {}
+        else:
+            data = json.loads(text)
+    algo = algo or kwargs.get("algo") or data.get("algo") or "grpo"
+    if algo not in PRESETS:
+        raise ValueError(f"unknown algorithm {algo!r}; presets: {list(PRESETS)}")
+    cfg = TrainConfig(algo=algo, **PRESETS[algo])
+    names = {f.name for f in dataclasses.fields(TrainConfig)}
+    for source in (data, kwargs):
+        unknown = set(source) - names
+        if unknown:
+            raise ValueError(f"unknown config keys {sorted(unknown)}")
+        for k, v in source.items():
+            if k == "algo":
+                continue
+            setattr(cfg, k, tuple(v) if isinstance(getattr(cfg, k), tuple) and isinstance(v, list) else v)
+    for k, v in (overrides or {}).items():
+        if k not in names:
+            raise ValueError(f"unknown config key {k!r}")
+        setattr(cfg, k, _coerce(v, getattr(cfg, k)) if isinstance(v, str) else v)
+    return cfg.validate()

@@ -1,0 +1,295 @@
+"""Rollouts: run groups of episodes with a policy and turn them into token-level tensors.
+
+Token-in/token-out. The prompt is the env's first ``info["messages"]`` through the chat template;
+after that, the sequence only grows: the policy's sampled tokens are kept exactly as sampled
+(never decoded and re-tokenised), and each observation is appended as the chat template renders
+it — the end of the assistant turn (unless the policy itself emitted it), the observation
+message, and the next generation prompt. So the token ids a trainer sees are exactly the ones the
+policy was conditioned on (verl#6501 dropped a ``\\n`` at such boundaries).
+
+Groups: ``group_size`` episodes start from the same instance: the first env of the group resets
+from a seed, the others reset with ``options={"instance": ...}`` and the same seed, and their
+first observations are checked to be identical.
+
+The output tensors (:class:`RolloutBatch`) have a ``loss_mask`` that is 1 only on sampled tokens
+(0 on prompt, observations and padding), the sampler's log-probs, the reward of every env step
+placed on the last token of the turn that earned it, section masks for named tags
+(``<think>``, ``<model>``, ``<python>``...: character offsets -> tokens), per-episode reward
+components, and lengths counted in policy tokens only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import torch
+
+__all__ = ["Episode", "RolloutBatch", "ChatBoundaries", "rollout", "collate", "section_mask"]
+
+
+@dataclass
+class Episode:
+    group: int
+    token_ids: list[int]
+    loss_mask: list[int]
+    logprobs: list[float]
+    prompt_len: int
+    step_rewards: list[tuple[int, float]] = field(default_factory=list)  # (token index, reward)
+    components: dict[str, float] = field(default_factory=dict)
+    turns: int = 0
+    terminated: bool = False
+    truncated: bool = False  # by the env's turn budget or the rollout's token budget
+    budget_exhausted: bool = False
+    finish_reasons: list[str] = field(default_factory=list)
+    errors: int = 0
+    info: dict[str, Any] = field(default_factory=dict)
+    instance_id: str = ""
+
+    @property
+    def reward(self) -> float:
+        return float(sum(r for _, r in self.step_rewards))
+
+    @property
+    def policy_tokens(self) -> int:
+        return int(sum(self.loss_mask))
+
+    @property
+    def done(self) -> bool:
+        return self.terminated or self.truncated
+
+
+class ChatBoundaries:
+    """What the chat template puts between an assistant turn and the next generation prompt.
+
+    Rendered once from the template with marker strings, so any chat template works:
+    ``close`` ends an assistant message, ``open(role, content)`` is a new message plus the
+    generation prompt.
+    """
+
+    def __init__(self, tokenizer):
+        self.tok = tokenizer
+        marker, obs = "\u2063ASSISTANT\u2063", "\u2063OBSERVATION\u2063"
+        base = [{"role": "user", "content": "u"}]
+        a = tokenizer.apply_chat_template(base + [{"role": "assistant", "content": marker}], tokenize=False)
+        b = tokenizer.apply_chat_template(
+            base + [{"role": "assistant", "content": marker}, {"role": "user", "content": obs}],
+            tokenize=False, add_generation_prompt=True)
+        end = a.index(marker) + len(marker)
+        if not b.startswith(a[:end]):
+            raise ValueError("the chat template renders earlier turns differently once later turns exist")
+        rest = b[end:]
+        self.close = a[end:]
+        if not rest.startswith(self.close):
+            raise ValueError("cannot find the assistant-turn end in the chat template")
+        after_close = rest[len(self.close):]
+        i = after_close.index(obs)
+        self.user_prefix, self.user_suffix = after_close[:i], after_close[i + len(obs):]
+        self.eos_text = tokenizer.eos_token or ""
+
+    def observation_ids(self, observation: str, ended_with_eos: bool) -> list[int]:
+        close = self.close
+        if ended_with_eos and self.eos_text and close.startswith(self.eos_text):
+            close = close[len(self.eos_text):]  # the policy already wrote the end-of-turn token
+        text = close + self.user_prefix + observation + self.user_suffix
+        return list(self.tok(text, add_special_tokens=False)["input_ids"])
+
+
+@dataclass
+class RolloutBatch:
+    input_ids: torch.Tensor  # (N, T) right-padded
+    attention_mask: torch.Tensor
+    loss_mask: torch.Tensor  # 1 on sampled tokens only
+    old_logprobs: torch.Tensor  # sampler log-probs on sampled tokens, 0 elsewhere
+    token_rewards: torch.Tensor  # each env step's reward at the last token of its turn
+    rewards: torch.Tensor  # (N,) episode reward = sum of step rewards (+ shaping added later)
+    components: dict[str, torch.Tensor]  # (N,) per reward component
+    group: torch.Tensor  # (N,)
+    policy_lengths: torch.Tensor  # (N,) sampled tokens per episode
+    turns: torch.Tensor
+    truncated: torch.Tensor  # bool (N,)
+    section_masks: dict[str, torch.Tensor]
+    episodes: list[Episode]
+
+    def __len__(self) -> int:
+        return self.input_ids.shape[0]
+
+    def select(self, idx: Sequence[int]) -> "RolloutBatch":
+        idx_t = torch.as_tensor(list(idx), dtype=torch.long)
+        return RolloutBatch(
+            **{k: getattr(self, k)[idx_t] for k in (
+                "input_ids", "attention_mask", "loss_mask", "old_logprobs", "token_rewards", "rewards",
+                "group", "policy_lengths", "turns", "truncated")},
+            components={k: v[idx_t] for k, v in self.components.items()},
+            section_masks={k: v[idx_t] for k, v in self.section_masks.items()},
+            episodes=[self.episodes[i] for i in idx],
+        )
+
+
+def _token_strings(tokenizer, ids: list[int]) -> list[str]:
+    return [tokenizer.decode([i], skip_special_tokens=False) for i in ids]
+
+
+def section_mask(token_strings: list[str], tag: str, *, to_end: bool = False) -> list[int]:
+    """1 on tokens overlapping a ``<tag>...</tag>`` section (tags included).
+
+    Works on the concatenation of per-token strings, so the character offsets are exactly the
+    tokens' own. A section left open (a truncated generation) runs to the end. With ``to_end``
+    the mask runs from the first ``<tag`` to the end of the text (SIRL's shipped partial KL).
+    """
+    text = "".join(token_strings)
+    spans = []
+    if to_end:
+        s = text.find(f"<{tag}")
+        if s != -1:
+            spans.append((s, len(text)))
+    else:
+        pos = 0
+        open_t, close_t = f"<{tag}>", f"</{tag}>"
+        while True:
+            s = text.find(open_t, pos)
+            if s == -1:
+                break
+            e = text.find(close_t, s + len(open_t))
+            e = len(text) if e == -1 else e + len(close_t)
+            spans.append((s, e))
+            pos = e
+    out = [0] * len(token_strings)
+    if not spans:
+        return out
+    start = 0
+    j = 0
+    for i, piece in enumerate(token_strings):
+        end = start + len(piece)
+        while j < len(spans) and spans[j][1] <= start:
+            j += 1
+        if j < len(spans) and spans[j][0] < end and start < spans[j][1] and end > start:
+            out[i] = 1
+        start = end
+    return out
+
+
+def rollout(
+    make_env: Callable[[], Any],
+    policy,
+    seeds: Sequence[int],
+    *,
+    group_size: int,
+    sampling,
+    max_total_tokens: int = 4096,
+    env_options: dict[str, Any] | None = None,
+    envs: list[Any] | None = None,
+    instances: Sequence[Any] | None = None,
+) -> list[Episode]:
+    """Run ``len(seeds) * group_size`` episodes with ``policy`` (an agent with ``generate`` and
+    ``chat_ids``), all turns batched together; return the finished episodes in group order.
+
+    ``max_total_tokens`` bounds each trajectory (prompt + all turns); an episode that reaches it
+    is stopped and marked ``truncated`` / ``budget_exhausted`` with the rewards earned so far.
+    ``envs`` may pass in envs to reuse (one per episode); otherwise ``make_env`` builds them.
+    ``instances`` (one per seed) makes each group evaluate a given instance instead of drawing one.
+    """
+    from copy import copy
+
+    tok = policy.tokenizer
+    bounds = ChatBoundaries(tok)
+    n = len(seeds) * group_size
+    envs = envs if envs is not None else [make_env() for _ in range(n)]
+    if len(envs) < n:
+        raise ValueError(f"need {n} envs, got {len(envs)}")
+    episodes: list[Episode] = []
+    for g, seed in enumerate(seeds):
+        leader = envs[g * group_size]
+        options = dict(env_options or {})
+        if instances is not None:
+            options["instance"] = instances[g]
+        first_obs, info = leader.reset(seed=int(seed), options=options or None)
+        instance = leader.unwrapped.instance
+        for j in range(group_size):
+            env = envs[g * group_size + j]
+            if j > 0:
+                obs, info = env.reset(seed=int(seed), options={**(env_options or {}), "instance": instance})
+                if obs != first_obs:
+                    raise RuntimeError("group members must start from the same observation")
+            ids = policy.chat_ids(info["messages"])
+            episodes.append(Episode(group=g, token_ids=list(ids), loss_mask=[0] * len(ids),
+                                    logprobs=[0.0] * len(ids), prompt_len=len(ids), info=info,
+                                    instance_id=info["instance_id"]))
+    active = [i for i in range(n)]
+    while active:
+        budget = [max_total_tokens - len(episodes[i].token_ids) for i in active]
+        for i, b in zip(list(active), budget):
+            if b <= 0:
+                episodes[i].truncated = episodes[i].budget_exhausted = True
+        active = [i for i in active if not episodes[i].done]
+        if not active:
+            break
+        sp = copy(sampling)
+        sp.max_new_tokens = min(sampling.max_new_tokens, max(max_total_tokens - len(episodes[i].token_ids) for i in active))
+        completions = policy.generate([episodes[i].token_ids for i in active], n=1, sampling=sp)
+        for i, c in zip(active, completions):
+            ep = episodes[i]
+            room = max_total_tokens - len(ep.token_ids)
+            toks, lps = c.token_ids[:room], c.logprobs[:room]
+            ep.token_ids += toks
+            ep.loss_mask += [1] * len(toks)
+            ep.logprobs += lps
+            ep.finish_reasons.append(c.finish_reason)
+            env = envs[i]
+            obs, reward, terminated, truncated, info = env.step(c.text)
+            ep.turns += 1
+            ep.step_rewards.append((len(ep.token_ids) - 1, float(reward)))
+            for k, v in info.get("reward_components", {}).items():
+                ep.components[k] = ep.components.get(k, 0.0) + float(v)
+            ep.errors += "error" in info
+            ep.info = info
+            ep.terminated, ep.truncated = bool(terminated), bool(truncated)
+            if not ep.done:
+                obs_ids = bounds.observation_ids(obs, c.finish_reason == "eos")
+                ep.token_ids += obs_ids
+                ep.loss_mask += [0] * len(obs_ids)
+                ep.logprobs += [0.0] * len(obs_ids)
+                if len(ep.token_ids) >= max_total_tokens:
+                    ep.truncated = ep.budget_exhausted = True
+        active = [i for i in active if not episodes[i].done]
+    return episodes
+
+
+def collate(episodes: list[Episode], *, pad_id: int, section_tags: Sequence[str] = (),
+            tokenizer=None, to_end_tags: Sequence[str] = ()) -> RolloutBatch:
+    """Right-pad episodes into a :class:`RolloutBatch` (section masks need ``tokenizer``)."""
+    n = len(episodes)
+    width = max(len(e.token_ids) for e in episodes)
+    ids = torch.full((n, width), pad_id, dtype=torch.long)
+    attn = torch.zeros((n, width), dtype=torch.long)
+    mask = torch.zeros((n, width), dtype=torch.long)
+    lps = torch.zeros((n, width), dtype=torch.float32)
+    trew = torch.zeros((n, width), dtype=torch.float32)
+    sections = {t: torch.zeros((n, width), dtype=torch.long) for t in section_tags}
+    sections.update({f"{t}+": torch.zeros((n, width), dtype=torch.long) for t in to_end_tags})
+    for i, e in enumerate(episodes):
+        L = len(e.token_ids)
+        ids[i, :L] = torch.tensor(e.token_ids)
+        attn[i, :L] = 1
+        mask[i, :L] = torch.tensor(e.loss_mask)
+        lps[i, :L] = torch.tensor(e.logprobs)
+        for t_idx, r in e.step_rewards:
+            trew[i, t_idx] += r
+        if section_tags or to_end_tags:
+            strings = _token_strings(tokenizer, e.token_ids)
+            for t in section_tags:
+                sections[t][i, :L] = torch.tensor(section_mask(strings, t))
+            for t in to_end_tags:
+                # only the response counts: the prompt may mention the tag
+                resp = section_mask(strings[e.prompt_len:], t, to_end=True)
+                sections[f"{t}+"][i, e.prompt_len:L] = torch.tensor(resp, dtype=torch.long)
+    keys = sorted({k for e in episodes for k in e.components})
+    comps = {k: torch.tensor([e.components.get(k, 0.0) for e in episodes]) for k in keys}
+    return RolloutBatch(
+        input_ids=ids, attention_mask=attn, loss_mask=mask, old_logprobs=lps, token_rewards=trew,
+        rewards=torch.tensor([e.reward for e in episodes], dtype=torch.float32), components=comps,
+        group=torch.tensor([e.group for e in episodes]),
+        policy_lengths=torch.tensor([e.policy_tokens for e in episodes]),
+        turns=torch.tensor([e.turns for e in episodes]),
+        truncated=torch.tensor([e.truncated for e in episodes]),
+        section_masks=sections, episodes=episodes,
+    )

@@ -1,0 +1,537 @@
+"""One policy-gradient trainer for GRPO, DAPO and REINFORCE++ on Hugging Face Accelerate.
+
+Read top to bottom, one iteration is:
+
+1. ``collect``: rollouts of ``prompts_per_step`` instances x ``group_size`` samples (each process
+   runs its share; groups stay whole), DAPO's soft overlong punishment added to the rewards, and
+   with dynamic sampling, groups whose rewards are all equal dropped and more generated (up to
+   ``max_gen_batches`` rounds; then it warns and trains on what it has).
+2. ``update``: old log-probs (and reference log-probs when beta > 0) recomputed on the batch,
+   advantages (GRPO or REINFORCE++ over the *global* batch), then ``ppo_epochs`` passes of
+   ``mini_batches`` optimizer steps of the clipped surrogate, aggregated so that the sum over
+   micro-batches and processes is exactly the global aggregate (the normaliser is counted once
+   per optimizer step over every process and micro-batch).
+
+The pure pieces live in ``advantages``, ``losses``, ``kl``, ``dapo``, ``partial_kl``; this module
+wires them to a model, Accelerate (DDP over gloo on CPU, NCCL on GPUs, ``accelerate launch``),
+checkpoints and metrics.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from .advantages import (
+    grpo_advantages, group_mean_baseline, masked_whiten, reinforce_pp_returns, reinforce_pp_token_rewards,
+)
+from .config import TrainConfig
+from .dapo import group_has_signal, overlong_penalty
+from .kl import kl_estimate
+from .losses import aggregate, clipped_surrogate, masked_mean
+from .partial_kl import partial_kl_mask
+from .rollout import RolloutBatch, collate, rollout
+
+__all__ = ["Trainer", "token_logprobs", "policy_loss", "LossInputs"]
+
+
+def token_logprobs(logits: torch.Tensor, input_ids: torch.Tensor, temperature: float = 1.0,
+                   start: int = 0) -> torch.Tensor:
+    """``logp[:, t] = log pi(x_t | x_<t)`` as an (N, T) tensor, 0 where not computed.
+
+    ``logits`` are the model's outputs for the last ``T - start`` positions (a model called with
+    ``logits_to_keep=T - start``): prompt positions need no logits, and the LM head plus a
+    log-softmax over a 49k vocabulary is a large share of a small model's cost.
+    """
+    if logits.shape[1] != input_ids.shape[1] - start:
+        raise ValueError("logits must cover positions start..T-1")
+    lp = torch.log_softmax(logits[:, :-1].float() / temperature, dim=-1)
+    picked = lp.gather(-1, input_ids[:, start + 1:, None]).squeeze(-1)
+    out = torch.zeros(input_ids.shape, dtype=picked.dtype, device=picked.device)
+    out[:, start + 1:] = picked
+    return out
+
+
+def token_entropy(logits: torch.Tensor, input_ids: torch.Tensor, temperature: float = 1.0,
+                  start: int = 0) -> torch.Tensor:
+    """Entropy of the sampling distribution at each position, aligned like :func:`token_logprobs`."""
+    lp = torch.log_softmax(logits[:, :-1].float() / temperature, dim=-1)
+    out = torch.zeros(input_ids.shape, dtype=lp.dtype, device=lp.device)
+    out[:, start + 1:] = -(lp.exp() * lp).sum(-1)
+    return out
+
+
+def first_logit_position(loss_mask: torch.Tensor) -> int:
+    """The earliest position whose logits predict a policy token (one before the first one)."""
+    on = loss_mask.any(dim=0).nonzero()
+    return max(0, int(on[0]) - 1) if len(on) else max(0, loss_mask.shape[1] - 2)
+
+
+@dataclass
+class LossInputs:
+    """Per-token tensors (N, T) of one micro-batch, aligned with ``input_ids``."""
+
+    old_logp: torch.Tensor
+    advantages: torch.Tensor
+    loss_mask: torch.Tensor
+    ref_logp: torch.Tensor | None = None
+    kl_mask: torch.Tensor | None = None
+
+
+def policy_loss(logp: torch.Tensor, inp: LossInputs, cfg: TrainConfig, normalizer: float) -> tuple[torch.Tensor, dict]:
+    """The clipped surrogate (+ beta KL in the loss), aggregated as ``cfg.loss_agg``."""
+    per_token, clipped = clipped_surrogate(
+        logp, inp.old_logp, inp.advantages, eps_low=cfg.eps_low, eps_high=cfg.eps_high, dual_clip=cfg.dual_clip)
+    stats = {"clip_frac": masked_mean(clipped, inp.loss_mask).item()}
+    if cfg.kl_coef > 0 and cfg.kl_in == "loss" and inp.ref_logp is not None:
+        kl = kl_estimate(logp, inp.ref_logp, cfg.kl_estimator)
+        per_token = per_token + cfg.kl_coef * kl * inp.kl_mask.to(kl.dtype)
+        stats["kl"] = masked_mean(kl.detach(), inp.kl_mask).item()
+    loss = aggregate(per_token, inp.loss_mask, cfg.loss_agg, normalizer)
+    return loss, stats
+
+
+class Trainer:
+    """``Trainer(config).train()``; see the module docstring."""
+
+    def __init__(self, config: TrainConfig, accelerator: Any = None):
+        import gymnasium as gym
+        from accelerate import Accelerator
+        from accelerate.utils import set_seed
+
+        import solvergym  # noqa: F401  (registers the env ids)
+
+        from ..agents.hf import HFAgent, SamplingConfig
+        from ..agents.models import load_model
+
+        self.cfg = cfg = config.validate()
+        if accelerator is None:
+            mp = cfg.mixed_precision
+            if mp == "auto":
+                mp = "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "no"
+            accelerator = Accelerator(cpu=not torch.cuda.is_available(), mixed_precision=mp)
+        self.acc = accelerator
+        self.rank, self.world = self.acc.process_index, self.acc.num_processes
+        if cfg.prompts_per_step % self.world:
+            raise ValueError(f"prompts_per_step={cfg.prompts_per_step} must be divisible by {self.world} processes")
+        self.local_groups = cfg.prompts_per_step // self.world
+        set_seed(cfg.seed)
+        torch.use_deterministic_algorithms(not torch.cuda.is_available(), warn_only=True)
+
+        model, self.tokenizer = load_model(cfg.model)
+        if cfg.lora:
+            from peft import LoraConfig, get_peft_model
+
+            model = get_peft_model(model, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha,
+                                                     target_modules=list(cfg.lora_targets), task_type="CAUSAL_LM"))
+        self.ref = None
+        if cfg.kl_coef > 0 and not cfg.lora:  # with LoRA the reference is the base, adapters disabled
+            self.ref = load_model(cfg.model)[0].to(self.acc.device).eval()
+            self.ref.requires_grad_(False)
+        params = [p for p in model.parameters() if p.requires_grad]
+        opt = torch.optim.AdamW(params, lr=cfg.lr, betas=tuple(cfg.adam_betas), weight_decay=cfg.weight_decay,
+                                foreach=True)
+        total = cfg.steps * cfg.mini_batches * cfg.ppo_epochs
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, self._lr_lambda(total))
+        self.model, self.optimizer, self.scheduler = self.acc.prepare(model, opt, sched)
+        self.sampling = SamplingConfig(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
+                                       top_p=cfg.top_p)
+        self.policy = self._make_policy(HFAgent)
+        n_envs = self.local_groups * cfg.group_size
+        self.envs = [gym.make(cfg.env, **cfg.env_kwargs) for _ in range(n_envs)]
+        self.step = 0
+        self.data_pos = 0  # global groups consumed so far (the data position)
+        self.curriculum_state: dict[str, Any] | None = None
+        self.out = Path(cfg.out_dir)
+        self.history: list[dict[str, Any]] = []
+        self._tb = None
+        if cfg.resume:
+            self.load_checkpoint(cfg.resume)
+
+    # ------------------------------------------------------------------ setup helpers
+    def _lr_lambda(self, total: int):
+        cfg = self.cfg
+
+        def f(i: int) -> float:
+            if cfg.warmup_steps and i < cfg.warmup_steps:
+                return (i + 1) / cfg.warmup_steps
+            if cfg.lr_schedule == "cosine":
+                p = (i - cfg.warmup_steps) / max(1, total - cfg.warmup_steps)
+                return 0.5 * (1 + math.cos(math.pi * min(1.0, p)))
+            return 1.0
+        return f
+
+    def _make_policy(self, hf_cls):
+        if self.cfg.rollout_backend == "vllm":
+            from ..agents.vllm import VLLMAgent
+
+            return VLLMAgent(self.cfg.model, sampling=self.sampling, system_prompt=self.cfg.system_prompt)
+        return hf_cls(self.unwrapped, self.tokenizer, sampling=self.sampling, system_prompt=self.cfg.system_prompt,
+                      batch_size=max(8, self.local_groups * self.cfg.group_size))
+
+    @property
+    def unwrapped(self):
+        return self.acc.unwrap_model(self.model)
+
+    def reduce_sum(self, x: torch.Tensor) -> torch.Tensor:
+        """Sum over every process (identity on one process)."""
+        if self.world == 1:
+            return x
+        return self.acc.reduce(x.to(self.acc.device), reduction="sum").cpu()
+
+    def _seed(self, *parts: int) -> int:
+        return int(np.random.SeedSequence([self.cfg.seed, *parts]).generate_state(1)[0])
+
+    # ------------------------------------------------------------------ rollouts
+    def collect(self, instances: Sequence[Any] | None = None) -> tuple[RolloutBatch | None, dict[str, float]]:
+        """This process's rollout batch for one iteration (see the module docstring)."""
+        cfg = self.cfg
+        if cfg.rollout_backend == "vllm":
+            self.policy.sync_weights(self.unwrapped)
+        kept: list = []
+        generated: list = []
+        rounds = cfg.max_gen_batches if cfg.dynamic_sampling and instances is None else 1
+        for r in range(rounds):
+            need = self.local_groups - len(kept) // cfg.group_size
+            if need > 0:
+                base = self.data_pos + self.rank * self.local_groups
+                seeds = [self._seed(1, base + i) for i in range(self.local_groups)]
+                torch.manual_seed(self._seed(2, self.step, r, self.rank))
+                eps = rollout(None, self.policy, seeds, group_size=cfg.group_size, sampling=self.sampling,
+                              max_total_tokens=cfg.max_total_tokens, envs=self.envs,
+                              instances=self._local(instances))
+                self._shape_rewards(eps)
+                generated += eps
+                kept += self._keep(eps) if cfg.dynamic_sampling else eps
+            self.data_pos += cfg.prompts_per_step
+            deficit = self.reduce_sum(torch.tensor([float(max(0, self.local_groups - len(kept) // cfg.group_size))]))
+            if deficit.item() == 0:
+                break
+        groups = len(kept) // cfg.group_size
+        common = groups
+        if self.world > 1:
+            t = torch.tensor([float(groups)], device=self.acc.device)
+            common = int(self.acc.gather(t).min().item())
+        if cfg.dynamic_sampling and common < self.local_groups:
+            warnings.warn(f"dynamic sampling: {common} of {self.local_groups} groups with reward variance after "
+                          f"{rounds} generation rounds; training on what there is", RuntimeWarning, stacklevel=2)
+        kept = kept[: common * cfg.group_size]
+        # renumber groups 0..k-1 so that group ids are unique within the batch
+        for i, ep in enumerate(kept):
+            ep.group = i // cfg.group_size
+        stats = self._rollout_stats(generated)
+        stats["groups_trained"] = float(common)
+        if not kept:
+            return None, stats
+        batch = collate(kept, pad_id=self.tokenizer.pad_token_id,
+                        section_tags=cfg.partial_kl_tags if cfg.partial_kl == "paper" else (),
+                        to_end_tags=("python",) if cfg.partial_kl == "code" else (), tokenizer=self.tokenizer)
+        return batch, stats
+
+    def _local(self, instances):
+        if instances is None:
+            return None
+        return list(instances)[self.rank * self.local_groups:(self.rank + 1) * self.local_groups]
+
+    def _shape_rewards(self, episodes) -> None:
+        """DAPO's soft overlong punishment as a reward component (policy tokens only)."""
+        cfg = self.cfg
+        if not cfg.overlong:
+            return
+        lmax = cfg.overlong_max_tokens or cfg.max_new_tokens
+        cache = cfg.overlong_cache_tokens or max(1, lmax // 4)
+        lengths = torch.tensor([ep.policy_tokens for ep in episodes])
+        pen = overlong_penalty(lengths, lmax, cache, cfg.overlong_factor)
+        for ep, p in zip(episodes, pen.tolist()):
+            ep.components["overlong"] = p
+            last = max(i for i, m in enumerate(ep.loss_mask) if m) if ep.policy_tokens else len(ep.token_ids) - 1
+            ep.step_rewards.append((last, p))
+
+    def _keep(self, episodes) -> list:
+        g = self.cfg.group_size
+        out = []
+        for k in range(0, len(episodes), g):
+            grp = episodes[k:k + g]
+            r = torch.tensor([e.reward for e in grp])
+            if group_has_signal(r, torch.zeros(len(grp), dtype=torch.long))[0]:
+                out += grp
+        return out
+
+    def _rollout_stats(self, eps) -> dict[str, float]:
+        g = self.cfg.group_size
+        if not eps:
+            return {}
+        rewards = torch.tensor([e.reward for e in eps])
+        zero = [bool((rewards[k:k + g].max() - rewards[k:k + g].min()).abs() <= 1e-9) for k in range(0, len(eps), g)]
+        s: dict[str, float] = {
+            "reward": rewards.mean().item(),
+            "reward_std": rewards.std().item() if len(eps) > 1 else 0.0,
+            "accuracy": float(np.mean([e.components.get("correct", 0.0) > 0 for e in eps])),
+            "response_length": float(np.mean([e.policy_tokens for e in eps])),
+            "turns": float(np.mean([e.turns for e in eps])),
+            "truncation_rate": float(np.mean([e.truncated for e in eps])),
+            "failure_rate": float(np.mean([e.errors > 0 for e in eps])),
+            "tool_call_rate": float(np.mean([e.info.get("tool_calls", max(0, e.turns - 1)) > 0 for e in eps])),
+            "frac_reward_zero_std": float(np.mean(zero)),
+            "episodes": float(len(eps)),
+        }
+        for k in sorted({k for e in eps for k in e.components}):
+            s[f"reward/{k}"] = float(np.mean([e.components.get(k, 0.0) for e in eps]))
+        return s
+
+    # ------------------------------------------------------------------ log-probs and advantages
+    def _logits(self, model, ids: torch.Tensor, attn: torch.Tensor, mask: torch.Tensor):
+        """Logits for the positions from the first one that predicts a policy token."""
+        start = first_logit_position(mask)
+        with self.acc.autocast():
+            logits = model(input_ids=ids, attention_mask=attn, logits_to_keep=ids.shape[1] - start).logits
+        return logits, start
+
+    @torch.no_grad()
+    def _forward_logprobs(self, model, batch: RolloutBatch, entropy: bool = False):
+        mb = self.cfg.micro_batch_size
+        logps, ents = [], []
+        for s in range(0, len(batch), mb):
+            ids = batch.input_ids[s:s + mb].to(self.acc.device)
+            attn = batch.attention_mask[s:s + mb].to(self.acc.device)
+            logits, start = self._logits(model, ids, attn, batch.loss_mask[s:s + mb])
+            logps.append(token_logprobs(logits, ids, self.cfg.temperature, start).float().cpu())
+            if entropy:
+                ents.append(token_entropy(logits, ids, self.cfg.temperature, start).float().cpu())
+        return torch.cat(logps), (torch.cat(ents) if entropy else None)
+
+    def _ref_logprobs(self, batch: RolloutBatch):
+        if self.cfg.kl_coef <= 0:
+            return None
+        if self.ref is not None:
+            return self._forward_logprobs(self.ref, batch)[0]
+        with self.unwrapped.disable_adapter():  # LoRA: the base model is the reference
+            return self._forward_logprobs(self.model, batch)[0]
+
+    def advantages(self, batch: RolloutBatch, old_logp: torch.Tensor, ref_logp: torch.Tensor | None,
+                   kl_mask: torch.Tensor) -> torch.Tensor:
+        """(N, T) advantages, 0 off the policy tokens."""
+        cfg = self.cfg
+        mask = batch.loss_mask.float()
+        if cfg.advantage == "grpo":
+            a = grpo_advantages(batch.rewards, batch.group, std=cfg.adv_std, eps=cfg.adv_eps, reduce=self.reduce_sum)
+            return a[:, None] * mask
+        outcome = batch.rewards
+        if cfg.advantage == "reinforce_pp_baseline":
+            outcome = group_mean_baseline(outcome, batch.group)
+        kl = None
+        if cfg.kl_coef > 0 and cfg.kl_in == "reward" and ref_logp is not None:
+            kl = kl_estimate(old_logp, ref_logp, cfg.kl_estimator) * kl_mask
+        rewards = reinforce_pp_token_rewards(outcome, batch.loss_mask, kl, cfg.kl_coef)
+        returns = reinforce_pp_returns(rewards, batch.loss_mask, cfg.gamma)
+        return masked_whiten(returns, batch.loss_mask, reduce=self.reduce_sum)
+
+    def _normalizer(self, batch: RolloutBatch, idx: torch.Tensor) -> float:
+        cfg = self.cfg
+        if cfg.loss_agg == "token-mean":
+            local = batch.loss_mask[idx].sum().float()
+        elif cfg.loss_agg == "seq-mean-token-mean":
+            local = torch.tensor(float(len(idx)))
+        else:
+            local = torch.tensor(float(len(idx) * (cfg.loss_agg_length or cfg.max_new_tokens)))
+        return max(1.0, float(self.reduce_sum(local.reshape(1)).item()))
+
+    # ------------------------------------------------------------------ the update
+    def update(self, batch: RolloutBatch) -> dict[str, float]:
+        cfg = self.cfg
+        # With one optimizer step per batch the old log-probs are the ones of the training forward
+        # itself (TRL does the same); otherwise they are computed once, before any update.
+        on_policy = cfg.ppo_epochs == 1 and cfg.mini_batches == 1 and cfg.advantage == "grpo"
+        self.model.eval()
+        if on_policy:
+            old_logp, entropy = torch.zeros(batch.input_ids.shape), torch.zeros(batch.input_ids.shape)
+        else:
+            old_logp, entropy = self._forward_logprobs(self.model, batch, entropy=True)
+        ref_logp = self._ref_logprobs(batch)
+        kl_mask = partial_kl_mask(batch.loss_mask, batch.section_masks, cfg.partial_kl, cfg.partial_kl_tags)
+        adv = self.advantages(batch, old_logp, ref_logp, kl_mask)
+        self.model.train()
+        stats: dict[str, list[float]] = {"loss": [], "clip_frac": [], "kl": [], "grad_norm": []}
+        gen = torch.Generator().manual_seed(self._seed(3, self.step))
+        n = len(batch)
+        for _ in range(cfg.ppo_epochs):
+            order = torch.randperm(n, generator=gen)
+            for part in torch.tensor_split(order, cfg.mini_batches):
+                if len(part) == 0:
+                    continue
+                norm = self._normalizer(batch, part)
+                micro = torch.split(part, cfg.micro_batch_size)
+                total = 0.0
+                for j, mb in enumerate(micro):
+                    sync = contextlib.nullcontext() if j == len(micro) - 1 else self.acc.no_sync(self.model)
+                    with sync:
+                        ids = batch.input_ids[mb].to(self.acc.device)
+                        attn = batch.attention_mask[mb].to(self.acc.device)
+                        logits, start = self._logits(self.model, ids, attn, batch.loss_mask[mb])
+                        logp = token_logprobs(logits, ids, cfg.temperature, start)
+                        if on_policy:  # one update per batch: pi_old is the current policy (ratio 1)
+                            old_logp[mb] = logp.detach().float().cpu()
+                            entropy[mb] = token_entropy(logits.detach(), ids, cfg.temperature, start).float().cpu()
+                        dev = self.acc.device
+                        inp = LossInputs(old_logp[mb].to(dev), adv[mb].to(dev), batch.loss_mask[mb].to(dev),
+                                         None if ref_logp is None else ref_logp[mb].to(dev), kl_mask[mb].to(dev))
+                        loss, st = policy_loss(logp, inp, cfg, norm)
+                        # DDP averages gradients over processes; the aggregate is a global sum.
+                        self.acc.backward(loss * self.world)
+                        total += loss.item()
+                        stats["clip_frac"].append(st["clip_frac"])
+                        if "kl" in st:
+                            stats["kl"].append(st["kl"])
+                gn = self.acc.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm) if cfg.max_grad_norm else None
+                self.optimizer.step()
+                self.scheduler.step()
+                self.optimizer.zero_grad(set_to_none=True)
+                stats["loss"].append(float(self.reduce_sum(torch.tensor([total])).item()))
+                if gn is not None:
+                    stats["grad_norm"].append(float(gn))
+        out = {k: float(np.mean(v)) for k, v in stats.items() if v}
+        out["entropy"] = masked_mean(entropy, batch.loss_mask).item()
+        if ref_logp is not None and "kl" not in out:
+            out["kl"] = masked_mean(kl_estimate(old_logp, ref_logp, cfg.kl_estimator), kl_mask).item()
+        out["lr"] = self.scheduler.get_last_lr()[0]
+        out["policy_tokens"] = float(self.reduce_sum(batch.loss_mask.sum().float().reshape(1)).item())
+        return out
+
+    # ------------------------------------------------------------------ loop
+    def train_step(self, instances: Sequence[Any] | None = None) -> dict[str, float]:
+        t0 = time.perf_counter()
+        batch, stats = self.collect(instances)
+        t1 = time.perf_counter()
+        if batch is not None:
+            stats.update(self.update(batch))
+        else:
+            warnings.warn("no trainable groups this step; the optimizer step is skipped", RuntimeWarning, stacklevel=2)
+        t2 = time.perf_counter()
+        stats.update(step=self.step, rollout_s=t1 - t0, update_s=t2 - t1, step_s=t2 - t0)
+        if "policy_tokens" in stats:
+            stats["tokens_per_s"] = stats["policy_tokens"] / max(1e-9, t2 - t0)
+        self.step += 1
+        self._log(stats)
+        return stats
+
+    def train(self) -> list[dict[str, float]]:
+        """Run until ``cfg.steps`` iterations are done (from a resumed step, if any)."""
+        from tqdm import tqdm
+
+        if self.cfg.curriculum:
+            return self.train_curriculum()
+        bar = tqdm(total=self.cfg.steps, initial=self.step, desc=f"{self.cfg.algo} {self.cfg.env}",
+                   disable=not (self.cfg.progress and self.acc.is_main_process), unit="step")
+        while self.step < self.cfg.steps:
+            s = self.train_step()
+            bar.update(1)
+            bar.set_postfix(reward=f"{s.get('reward', float('nan')):.3f}", acc=f"{s.get('accuracy', 0):.2f}")
+            if self.cfg.save_every and self.step % self.cfg.save_every == 0 and self.step < self.cfg.steps:
+                self.save_checkpoint()
+        bar.close()
+        self.save_checkpoint()
+        self.save_model(self.out / "final")
+        return self.history
+
+    # ------------------------------------------------------------------ curriculum (SATURN Alg. 1)
+    @torch.no_grad()
+    def evaluate(self, instances: Sequence[Any]) -> float:
+        """pass@1: one sample per instance at the training temperature."""
+        insts = list(instances)
+        share = insts[self.rank::self.world]
+        torch.manual_seed(self._seed(4, self.step, len(insts)))
+        correct = 0.0
+        for s in range(0, len(share), len(self.envs)):
+            chunk = share[s:s + len(self.envs)]
+            eps = rollout(None, self.policy, [self._seed(5, s + i) for i in range(len(chunk))], group_size=1,
+                          sampling=self.sampling, max_total_tokens=self.cfg.max_total_tokens,
+                          envs=self.envs[:len(chunk)], instances=chunk)
+            correct += sum(e.components.get("correct", 0.0) > 0 for e in eps)
+        total = self.reduce_sum(torch.tensor([correct, float(len(share))]))
+        return float(total[0] / max(1.0, total[1]))
+
+    def train_on(self, instances: Sequence[Any]) -> None:
+        """One pass of training steps over ``instances`` (``prompts_per_step`` per step)."""
+        p = self.cfg.prompts_per_step
+        insts = list(instances)
+        for s in range(0, len(insts) - p + 1, p):
+            self.train_step(insts[s:s + p])
+
+    def train_curriculum(self) -> list[dict[str, float]]:
+        from ..envs.sat.curriculum import CurriculumConfig, SaturnCurriculum
+
+        cc = dict(self.cfg.curriculum)
+        if "initial" in cc:
+            cc["initial"] = tuple(cc["initial"])
+        if self.curriculum_state:  # resume at the level reached
+            cc["initial"] = tuple(self.curriculum_state["level"])
+        cur = SaturnCurriculum(self.evaluate, self.train_on, CurriculumConfig(**cc), seed=self.cfg.seed)
+        final = cur.run()
+        self.curriculum_state = {"level": list(final), "history": cur.history_dicts()}
+        self._log({"step": self.step, "curriculum_level": list(final)})
+        self.save_checkpoint()
+        self.save_model(self.out / "final")
+        return self.history
+
+    # ------------------------------------------------------------------ persistence
+    def _log(self, stats: dict[str, Any]) -> None:
+        self.history.append(stats)
+        if not self.acc.is_main_process:
+            return
+        self.out.mkdir(parents=True, exist_ok=True)
+        with open(self.out / "metrics.jsonl", "a") as f:
+            f.write(json.dumps(stats, default=float) + "\n")
+        if self._tb is None:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+
+                self._tb = SummaryWriter(str(self.out / "tb"))
+            except Exception:  # tensorboard is optional
+                self._tb = False
+        if self._tb:
+            for k, v in stats.items():
+                if isinstance(v, (int, float)):
+                    self._tb.add_scalar(k, v, stats.get("step", 0))
+
+    def save_checkpoint(self, path: str | Path | None = None) -> Path:
+        """Model, optimizer, scheduler, RNG states (Accelerate) + step, data position, curriculum."""
+        path = Path(path) if path else self.out / "checkpoints" / f"step_{self.step:06d}"
+        self.acc.wait_for_everyone()
+        self.acc.save_state(str(path))
+        if self.acc.is_main_process:
+            state = {"step": self.step, "data_pos": self.data_pos, "curriculum": self.curriculum_state,
+                     "config": self.cfg.to_dict()}
+            (path / "trainer_state.json").write_text(json.dumps(state, indent=2, default=str) + "\n")
+        self.acc.wait_for_everyone()
+        return path
+
+    def load_checkpoint(self, path: str | Path) -> None:
+        if str(path) == "auto":
+            ckpts = sorted((self.out / "checkpoints").glob("step_*"))
+            if not ckpts:
+                return
+            path = ckpts[-1]
+        path = Path(path)
+        self.acc.load_state(str(path))
+        state = json.loads((path / "trainer_state.json").read_text())
+        self.step, self.data_pos = state["step"], state["data_pos"]
+        self.curriculum_state = state.get("curriculum")
+
+    def save_model(self, path: str | Path) -> None:
+        """A plain Hugging Face folder (LoRA adapters merged) usable as ``model=path`` anywhere."""
+        self.acc.wait_for_everyone()
+        if self.acc.is_main_process:
+            model = self.unwrapped
+            if self.cfg.lora:
+                model = model.merge_and_unload()
+            model.save_pretrained(str(path))
+            self.tokenizer.save_pretrained(str(path))
+        self.acc.wait_for_everyone()

@@ -1,0 +1,180 @@
+"""Advantage, loss, KL and mask functions against values worked out by hand from the formulas."""
+import math
+
+import pytest
+import torch
+
+from solvergym.algorithms.advantages import (
+    grpo_advantages, group_mean_baseline, masked_whiten, reinforce_pp_returns, reinforce_pp_token_rewards,
+)
+from solvergym.algorithms.config import PRESETS, make_config, parse_overrides
+from solvergym.algorithms.dapo import frac_zero_std, group_has_signal, overlong_penalty
+from solvergym.algorithms.kl import kl_estimate
+from solvergym.algorithms.losses import aggregate, clipped_surrogate
+from solvergym.algorithms.partial_kl import partial_kl_mask
+from solvergym.algorithms.rollout import section_mask
+from solvergym.algorithms.trainer import token_logprobs
+
+R = torch.tensor([1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+G = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1])
+
+
+def test_grpo_group_std_and_zero_std_group():
+    a = grpo_advantages(R, G, std="group", eps=0.0 + 1e-12)
+    # group 0: mean 0.5, unbiased std sqrt(4 * 0.25 / 3) = 0.577350; group 1 has std 0 -> A = 0
+    assert torch.allclose(a[:4], torch.tensor([0.866025, -0.866025, -0.866025, 0.866025]), atol=1e-5)
+    assert torch.equal(a[4:], torch.zeros(4))
+
+
+def test_grpo_batch_std_and_dr_grpo():
+    a = grpo_advantages(R, G, std="batch", eps=0.0)
+    # batch mean 0.75; unbiased var (6 * 0.0625 + 2 * 0.5625) / 7 = 0.2142857; std 0.4629100
+    assert torch.allclose(a[:4], torch.tensor([1.080123, -1.080123, -1.080123, 1.080123]), atol=1e-5)
+    assert torch.equal(grpo_advantages(R, G, std="none"), torch.tensor([0.5, -0.5, -0.5, 0.5, 0, 0, 0, 0]))
+    assert torch.equal(group_mean_baseline(R, G), torch.tensor([0.5, -0.5, -0.5, 0.5, 0, 0, 0, 0]))
+    with pytest.raises(ValueError):
+        grpo_advantages(torch.tensor([1.0, 2.0]), torch.tensor([0, 1]))
+
+
+def test_reinforce_pp_returns_cross_observation_spans():
+    # prompt | policy policy | observation observation | policy | obs | policy policy | pad
+    mask = torch.tensor([[0, 1, 1, 0, 0, 1, 0, 1, 1, 0]])
+    kl = torch.full((1, 10), 0.1)
+    rewards = reinforce_pp_token_rewards(torch.tensor([1.0]), mask, kl, beta=0.5)
+    # -beta*KL = -0.05 on policy tokens; the outcome 1 lands on the last policy token (index 8)
+    assert torch.allclose(rewards, torch.tensor([[0, -0.05, -0.05, 0, 0, -0.05, 0, -0.05, 0.95, 0]]))
+    g = reinforce_pp_returns(rewards, mask)
+    # the observation spans do not reset the running return
+    assert torch.allclose(g, torch.tensor([[0, 0.75, 0.80, 0, 0, 0.85, 0, 0.90, 0.95, 0]]))
+    assert torch.allclose(reinforce_pp_returns(rewards, mask, gamma=0.5)[0, 7], torch.tensor(-0.05 + 0.5 * 0.95))
+
+
+def test_reinforce_pp_truncated_sample_and_whitening():
+    # a sample cut at the length limit: its last policy token is the last column
+    mask = torch.tensor([[0, 0, 1, 1, 1], [0, 1, 1, 0, 0]])
+    r = reinforce_pp_token_rewards(torch.tensor([-1.0, 2.0]), mask)
+    assert torch.equal(r, torch.tensor([[0, 0, 0, 0, -1.0], [0, 0, 2.0, 0, 0]]))
+    g = reinforce_pp_returns(r, mask)
+    assert torch.equal(g, torch.tensor([[0, 0, -1.0, -1.0, -1.0], [0, 2.0, 2.0, 0, 0]]))
+    w = masked_whiten(g, mask, eps=0.0)
+    vals = torch.tensor([-1.0, -1.0, -1.0, 2.0, 2.0])  # mean 0.2, unbiased var (3*1.44 + 2*3.24)/4 = 2.7
+    expect = (vals - 0.2) / math.sqrt(2.7)
+    assert torch.allclose(w[mask.bool()], expect, atol=1e-6)
+    assert torch.equal(w[~mask.bool()], torch.zeros(5))
+
+
+@pytest.mark.parametrize("kind, want", [("k1", 0.5), ("k2", 0.125), ("k3", math.exp(-0.5) - 1 + 0.5)])
+def test_kl_estimators(kind, want):
+    got = kl_estimate(torch.tensor([-1.0]), torch.tensor([-1.5]), kind)
+    assert got.item() == pytest.approx(want, rel=1e-6)
+
+
+def test_kl_clamp_and_k3_nonnegative():
+    x = torch.linspace(-3, 3, 13)
+    assert (kl_estimate(x, torch.zeros(13), "k3") >= 0).all()
+    assert kl_estimate(torch.tensor([-20.0]), torch.tensor([0.0]), "k3").item() == 10.0
+    assert kl_estimate(torch.tensor([-20.0]), torch.tensor([0.0]), "k1").item() == -10.0
+    with pytest.raises(ValueError):
+        kl_estimate(x, x, "k4")
+
+
+def test_clipped_surrogate_clip_higher_and_dual_clip():
+    old = torch.zeros(5)
+    logp = torch.log(torch.tensor([1.5, 1.5, 0.5, 5.0, 0.5]))
+    adv = torch.tensor([1.0, -1.0, -1.0, -1.0, 1.0])
+    loss, clipped = clipped_surrogate(logp, old, adv, eps_low=0.2, eps_high=0.28)
+    # A>0, rho 1.5 -> clipped at 1.28; A<0 rho 1.5 -> unclipped 1.5; A<0 rho 0.5 -> 0.8; A<0 rho 5 -> 5
+    assert torch.allclose(loss, torch.tensor([-1.28, 1.5, 0.8, 5.0, -0.5]), atol=1e-6)
+    assert torch.equal(clipped, torch.tensor([1.0, 0.0, 1.0, 0.0, 0.0]))
+    loss, clipped = clipped_surrogate(logp, old, adv, eps_low=0.2, eps_high=0.28, dual_clip=3.0)
+    assert torch.allclose(loss, torch.tensor([-1.28, 1.5, 0.8, 3.0, -0.5]), atol=1e-6)  # min(5, c=3)
+    assert clipped[3] == 1.0
+    with pytest.raises(ValueError):
+        clipped_surrogate(logp, old, adv, dual_clip=0.5)
+
+
+def test_aggregation_modes_and_global_normaliser():
+    loss = torch.tensor([[1.0, 2.0, 3.0, 0.0], [4.0, 0.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0]])
+    mask = torch.tensor([[1, 1, 1, 0], [1, 0, 0, 0], [1, 1, 0, 0]])
+    assert aggregate(loss, mask, "token-mean", 6).item() == pytest.approx(12 / 6)
+    # per-sequence means 2, 4, 1 -> mean 7/3
+    assert aggregate(loss, mask, "seq-mean-token-mean", 3).item() == pytest.approx(7 / 3)
+    assert aggregate(loss, mask, "seq-mean-token-sum-norm", 3 * 4).item() == pytest.approx(12 / 12)
+    # split over two "processes" / micro-batches with the global normaliser: the parts sum to the whole
+    for mode, norm in (("token-mean", 6), ("seq-mean-token-mean", 3)):
+        whole = aggregate(loss, mask, mode, norm)
+        parts = aggregate(loss[:1], mask[:1], mode, norm) + aggregate(loss[1:], mask[1:], mode, norm)
+        assert parts.item() == pytest.approx(whole.item())
+    with pytest.raises(ValueError):
+        aggregate(loss, mask, "sum", 1)
+
+
+def test_overlong_penalty_eq13():
+    pen = overlong_penalty(torch.tensor([5, 6, 8, 10, 11]), max_len=10, cache_len=4)
+    assert torch.allclose(pen, torch.tensor([0.0, 0.0, -0.5, -1.0, -1.0]))
+    assert overlong_penalty(torch.tensor([8]), 10, 4, factor=2.0).item() == -1.0
+    with pytest.raises(ValueError):
+        overlong_penalty(torch.tensor([1]), 10, 0)
+
+
+def test_dynamic_sampling_signal():
+    assert group_has_signal(R, G) == {0: True, 1: False}
+    assert frac_zero_std(R, G) == 0.5
+
+
+TOKENS = ["<think>", "a", "</think>", "<model>", "x", "</model>", "<py", "thon>", "code", "</python>", "done"]
+
+
+def test_section_masks_from_character_offsets():
+    assert section_mask(TOKENS, "think") == [1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0]
+    assert section_mask(TOKENS, "model") == [0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0]
+    # "<python>" is split over two tokens: both belong to the section
+    assert section_mask(TOKENS, "python") == [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0]
+    assert section_mask(TOKENS, "python", to_end=True) == [0] * 6 + [1] * 5
+    assert section_mask(["<think>", "never closed"], "think") == [1, 1]
+    assert section_mask(["nothing"], "model") == [0]
+
+
+def test_partial_kl_mask_is_a_new_tensor():
+    loss_mask = torch.tensor([[0] * 2 + [1] * 9])  # the first two tokens are prompt
+    sections = {"model": torch.tensor([section_mask(TOKENS, "model")]),
+                "python": torch.tensor([section_mask(TOKENS, "python")]),
+                "python+": torch.tensor([section_mask(TOKENS, "python", to_end=True)])}
+    before = loss_mask.clone()
+    paper = partial_kl_mask(loss_mask, sections, "paper")
+    assert paper.tolist() == [[0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0]]
+    code = partial_kl_mask(loss_mask, sections, "code")
+    assert code.tolist() == [[0] * 6 + [1] * 5]
+    assert torch.equal(loss_mask, before) and paper.data_ptr() != loss_mask.data_ptr()
+    none = {"python+": torch.zeros((1, 11), dtype=torch.long)}
+    assert torch.equal(partial_kl_mask(loss_mask, none, "code"), loss_mask)  # no <python: whole response
+    assert torch.equal(partial_kl_mask(loss_mask, {}, None), loss_mask)
+
+
+def test_token_logprobs_with_kept_positions():
+    torch.manual_seed(0)
+    logits = torch.randn(2, 6, 11)
+    ids = torch.randint(0, 11, (2, 6))
+    full = token_logprobs(logits, ids, 0.7)
+    lp = torch.log_softmax(logits / 0.7, -1)
+    assert full[0, 3].item() == pytest.approx(lp[0, 2, ids[0, 3]].item(), rel=1e-6)
+    assert torch.allclose(token_logprobs(logits[:, 2:], ids, 0.7, start=2)[:, 3:], full[:, 3:])
+
+
+def test_presets_carry_the_papers_values():
+    dapo = make_config("dapo")
+    assert (dapo.eps_low, dapo.eps_high, dapo.dual_clip, dapo.kl_coef, dapo.loss_agg) == (0.2, 0.28, 10.0, 0.0, "token-mean")
+    assert dapo.dynamic_sampling and dapo.overlong and dapo.lr == 1e-6 and dapo.group_size == 8
+    grpo = make_config("grpo")
+    assert (grpo.kl_coef, grpo.kl_estimator, grpo.lr, grpo.temperature) == (1e-3, "k3", 5e-7, 0.8)
+    rpp = make_config("reinforce_pp")
+    assert (rpp.kl_coef, rpp.kl_in, rpp.kl_estimator, rpp.partial_kl, rpp.eps_high) == (5e-4, "reward", "k1", "paper", 0.30)
+    cfg = make_config("dapo", overrides=parse_overrides(["lr=3e-5", "env_kwargs={\"k\": 4}", "partial-kl=code"]))
+    assert cfg.lr == 3e-5 and cfg.env_kwargs == {"k": 4} and cfg.partial_kl == "code"
+    assert set(PRESETS) == {"grpo", "dapo", "reinforce_pp"}
+    with pytest.raises(ValueError):
+        make_config("ppo")
+    with pytest.raises(ValueError):
+        make_config("grpo", overrides={"nope": "1"})
+    with pytest.raises(ValueError):
+        make_config("grpo", kl_in="reward")

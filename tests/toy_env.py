@@ -1,0 +1,64 @@
+"""A tiny env with a dense reward for trainer tests: any sampled text earns a different reward,
+so every GRPO group has variance and the mechanics (masks, gradients, DDP) can be checked in a
+few tokens. It is a real TextEnv; only its task is trivial."""
+from dataclasses import dataclass
+
+import gymnasium as gym
+
+from solvergym.envs.base import Instance, Outcome, TextEnv
+
+
+@dataclass
+class LetterInstance(Instance):
+    letter: str
+
+
+class LetterEnv(TextEnv):
+    """Reward per turn: the share of the letter ``e`` among the characters written. The episode lasts ``turns`` turns; turns before the last get an observation back."""
+
+    instance_cls = LetterInstance
+
+    def __init__(self, turns: int = 1, **kw):
+        super().__init__(max_turns=turns, **kw)
+        self.turns = turns
+
+    def generate(self, rng):
+        return LetterInstance(letter="e")
+
+    def prompt(self, instance):
+        return "Write a short sentence about trees."
+
+    def evaluate(self, text):
+        share = text.count(self.instance.letter) / max(1, len(text))
+        last = self._turn + 1 >= self.turns
+        obs = "Thanks. Now write another one." if not last else "Done."
+        return Outcome({"correct": share}, last, obs)
+
+    def format_failure(self, reason):
+        return Outcome({"correct": 0.0}, self._turn + 1 >= self.turns, "Format error: " + reason, error=reason)
+
+    def oracle_action(self):
+        return "e" * 10
+
+    def random_action(self, rng):
+        return "tree"
+
+
+def register() -> None:
+    if "TestLetter-v0" not in gym.registry:
+        gym.register("TestLetter-v0", entry_point=LetterEnv)
+
+
+def save_grads(trainer, path: str) -> None:
+    """Make the trainer's next optimizer step first save the (all-reduced) gradients to ``path``."""
+    import torch
+
+    step = trainer.optimizer.step
+
+    def step_and_save(*args, **kwargs):
+        torch.save({n: p.grad.detach().clone() for n, p in trainer.unwrapped.named_parameters()
+                    if p.grad is not None}, path)
+        trainer.optimizer.step = step
+        return step(*args, **kwargs)
+
+    trainer.optimizer.step = step_and_save
