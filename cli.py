@@ -65,8 +65,12 @@ def cmd_dataset(args) -> int:
 
     if args.name == "saturn-2.6k":
         manifest = build_saturn_2_6k(args.out, seed=args.seed, max_chance_success=args.max_chance_success)
+    elif args.name == "sat-bench":
+        manifest = build_sat_bench(args.out, seed=args.seed, n_train=args.n_train or 1575, n_test=args.n_test or 525)
     else:
-        manifest = build_sat_bench(args.out, seed=args.seed, n_train=args.n_train, n_test=args.n_test)
+        from .envs.tool.datasets import build_sat_rl_sft
+
+        manifest = build_sat_rl_sft(args.out, seed=args.seed, n_train=args.n_train or 1260, n_test=args.n_test or 139)
     for name, f in manifest["files"].items():
         print(f"{args.out}/{name}: {f['count']} records  sha256 {f['sha256'][:16]}")
     return 0
@@ -90,6 +94,50 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def cmd_train(args) -> int:
+    from .algorithms.config import make_config, parse_overrides
+    from .algorithms.trainer import Trainer
+    from .benchmarks.plots import plot_run
+
+    kwargs = {k: v for k, v in (("env", args.env), ("model", args.model), ("steps", args.steps),
+                                ("out_dir", args.out), ("seed", args.seed)) if v is not None}
+    if args.env_kwargs:
+        kwargs["env_kwargs"] = _parse_kwargs(args.env_kwargs)
+    cfg = make_config(args.algo, file=args.config, overrides=parse_overrides(args.set), **kwargs)
+    trainer = Trainer(cfg)
+    history = trainer.train()
+    if trainer.acc.is_main_process:
+        if args.print_steps:
+            for h in history:
+                if "reward" in h:
+                    print(f"step {h['step']:4d}  reward {h['reward']:+.3f}  accuracy {h.get('accuracy', 0):.2f}"
+                          f"  tokens/s {h.get('tokens_per_s', 0):.0f}")
+        png = plot_run(cfg.out_dir, title=f"{cfg.algo} on {cfg.env} ({cfg.model})")
+        print(f"metrics: {cfg.out_dir}/metrics.jsonl  curve: {png}  model: {cfg.out_dir}/final")
+    return 0
+
+
+def cmd_sft(args) -> int:
+    from .algorithms.config import coerce_value, parse_overrides
+    from .algorithms.sft import SFTConfig, train_sft
+
+    cfg = SFTConfig(data=args.data, model=args.model, out_dir=args.out)
+    for k, v in parse_overrides(args.set).items():
+        if not hasattr(cfg, k):
+            raise SystemExit(f"unknown SFT setting {k!r}")
+        setattr(cfg, k, coerce_value(v, getattr(cfg, k)))
+    history = train_sft(cfg)
+    print(f"{len(history)} steps; final loss {history[-1]['loss']:.4f}; model: {cfg.out_dir}/final")
+    return 0
+
+
+def cmd_plot(args) -> int:
+    from .benchmarks.plots import plot_run
+
+    print(plot_run(args.run_dir, args.out))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="solvergym", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -103,19 +151,47 @@ def main(argv: list[str] | None = None) -> int:
     s.set_defaults(fn=cmd_sample)
 
     d = sub.add_parser("dataset", help="build a dataset as JSONL files")
-    d.add_argument("name", choices=["saturn-2.6k", "sat-bench"])
+    d.add_argument("name", choices=["saturn-2.6k", "sat-bench", "sat-rl-sft"],
+                   help="sat-rl-sft: SolverTool-v0 oracle trajectories as chat JSONL (SAT-RL §3.3 warm-up)")
     d.add_argument("--out", required=True)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--max-chance-success", type=float, default=None,
                    help="saturn-2.6k: reject instances a random guess solves more often than this")
-    d.add_argument("--n-train", type=int, default=1575, help="sat-bench: training instances")
-    d.add_argument("--n-test", type=int, default=525, help="sat-bench: test instances")
+    d.add_argument("--n-train", type=int, default=None,
+                   help="training records (sat-bench: 1575, sat-rl-sft: 1260 by default, as the papers)")
+    d.add_argument("--n-test", type=int, default=None, help="test records (sat-bench: 525, sat-rl-sft: 139)")
     d.set_defaults(fn=cmd_dataset)
 
     m = sub.add_parser("demo", help="oracle and random agents over every registered env")
     m.add_argument("--episodes", type=int, default=100)
     m.add_argument("--seed", type=int, default=0)
     m.set_defaults(fn=cmd_demo)
+
+    t = sub.add_parser("train", help="train a model against an env (GRPO / DAPO / REINFORCE++)")
+    t.add_argument("--algo", choices=["grpo", "dapo", "reinforce_pp"], default=None,
+                   help="preset (default: the config file's, else grpo)")
+    t.add_argument("--env", default=None)
+    t.add_argument("--env-kwargs", nargs="*", metavar="KEY=VALUE")
+    t.add_argument("--model", default=None, help='"default" (embedded SmolLM2-135M), a folder or a hub id')
+    t.add_argument("--config", default=None, help="YAML or JSON file of TrainConfig fields")
+    t.add_argument("--steps", type=int, default=None)
+    t.add_argument("--seed", type=int, default=None)
+    t.add_argument("--out", default=None, help="run directory (metrics.jsonl, checkpoints, final model)")
+    t.add_argument("--set", nargs="*", metavar="KEY=VALUE", help="any TrainConfig field, e.g. lr=1e-5 group_size=4")
+    t.add_argument("--print-steps", action="store_true", help="print the reward of every step at the end")
+    t.set_defaults(fn=cmd_train)
+
+    f = sub.add_parser("sft", help="supervised warm-up on chat JSONL (loss on assistant tokens)")
+    f.add_argument("--data", required=True)
+    f.add_argument("--model", default="default")
+    f.add_argument("--out", default="runs/sft")
+    f.add_argument("--set", nargs="*", metavar="KEY=VALUE", help="SFTConfig fields, e.g. lr=1e-5 epochs=2")
+    f.set_defaults(fn=cmd_sft)
+
+    pl = sub.add_parser("plot", help="draw the reward curves of a training run (PNG)")
+    pl.add_argument("run_dir")
+    pl.add_argument("--out", default=None)
+    pl.set_defaults(fn=cmd_plot)
 
     args = p.parse_args(argv)
     return args.fn(args)

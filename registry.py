@@ -48,6 +48,17 @@ ENVS: tuple[EnvEntry, ...] = (
         difficulty_knobs=("dims", "num_clauses", "widths", "sat_ratio"),
         paper="SAT-RL §3.2, §3.4 eq. 1",
     ),
+    EnvEntry(
+        id="SolverTool-v0",
+        entry_point="solvergym.envs.tool.env:SolverToolEnv",
+        description="SAT-RL multi-turn solver tool use: <tool_call> programs run in the sandbox; answer in ```answer```",
+        task="SAT-Bench decision (task='sat-bench', default) or SATURN SAT (task='sat'); one solver of z3, pysmt, "
+             "python-sat, ortools, sympy sampled per instance and named in the App. C prompt",
+        reward_components=("format", "correct", "tool", "equivalence"),
+        difficulty_knobs=("task", "dims", "num_clauses", "widths", "sat_ratio", "n", "k", "l", "max_turns",
+                          "tool_sampling", "solver"),
+        paper="SAT-RL §3.4, App. C, App. E.1",
+    ),
 )
 
 

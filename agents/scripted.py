@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["OracleAgent", "RandomAgent"]
+__all__ = ["OracleAgent", "RandomAgent", "SolverToolOracle"]
 
 
 def _unwrapped(env: Any) -> Any:
@@ -41,3 +41,40 @@ class RandomAgent:
         if envs is None or len(envs) != len(observations):
             raise ValueError("RandomAgent needs the env of every observation (envs=...)")
         return [_unwrapped(e).random_action(self.rng) for e in envs]
+
+
+class SolverToolOracle:
+    """The oracle of ``SolverTool-v0`` (SAT-RL §3.3-3.4): it writes a correct program for the
+    sampled solver (the task's ground-truth encoding), sends it as a tool call, reads the tool
+    response and answers; with one turn left it calls the tool and answers in the same turn.
+    Its trajectories are the SFT warm-up data (``solvergym.envs.tool.datasets``).
+
+    Works on the unwrapped :class:`~solvergym.envs.tool.env.SolverToolEnv` (or any wrapper of it):
+    the next action depends on the episode's state, which the env keeps.
+    """
+
+    name = "tool-oracle"
+
+    def act(self, observations: Sequence[str], envs: Sequence[Any] | None = None) -> list[str]:
+        if envs is None or len(envs) != len(observations):
+            raise ValueError("SolverToolOracle needs the env of every observation (envs=...)")
+        out = []
+        for e in envs:
+            env = _unwrapped(e)
+            if not hasattr(env, "oracle_action") or not hasattr(env, "task"):
+                raise TypeError(f"SolverToolOracle drives SolverTool-v0 envs, got {type(env).__name__}")
+            out.append(env.oracle_action())
+        return out
+
+    def episode(self, env: Any, *, seed: int | None = None, options: dict | None = None) -> dict[str, Any]:
+        """Play one episode; returns the chat messages, the reward and its components."""
+        env = _unwrapped(env)
+        obs, info = env.reset(seed=seed, options=options)
+        done = False
+        reward = 0.0
+        while not done:
+            obs, r, terminated, truncated, info = env.step(self.act([obs], [env])[0])
+            reward += r
+            done = terminated or truncated
+        return {"messages": info["messages"], "reward": reward, "reward_components": info["reward_components"],
+                "info": info}

@@ -1,0 +1,177 @@
+"""Sandbox speed: per-solver latency through the fork server vs a fresh ``python -c``, throughput
+of trivial programs with one server per core, and what a fork server costs in memory.
+
+    python benchmarks/sandbox.py [--runs 30] [--fresh-runs 8] [--throughput 400] [--out benchmarks/results]
+
+Both sides of every ratio are measured in the same run on the same machine. Each solver runs the
+oracle's program for one SAT-Bench-sized formula (12 variables, 8 clauses; App. E.1's scale),
+the program a SolverTool-v0 rollout sends. Prints a table and writes ``sandbox.json``. Targets
+(issue 4, a 2-core machine): z3 <= 20 ms and ortools <= 25 ms median through the sandbox,
+>= 100 trivial programs/s, and >= 4x (z3) / >= 15x (ortools) faster than a fresh interpreter.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+try:
+    import solvergym  # noqa: F401
+except ImportError:  # run from a checkout without installing: the root is the package
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from solvergym.benchmarks.evaluate import format_table
+from solvergym.envs.sandbox import Limits, SandboxPool
+from solvergym.envs.sat.generator import decision_instance
+from solvergym.envs.tool.programs import cnf_program
+
+SOLVERS = ("z3", "pysmt", "python-sat", "ortools", "sympy")
+TARGET_MS = {"z3": 20.0, "ortools": 25.0}
+TARGET_RATIO = {"z3": 4.0, "ortools": 15.0}
+TARGET_THROUGHPUT = 100.0
+GUROBI = ("import gurobipy as gp\nm = gp.Model(); m.Params.OutputFlag = 0\n"
+          "x = m.addVars(12, vtype='B'); m.addConstr(x[0] + x[1] >= 1); m.optimize(); print(m.Status)\n")
+
+
+def percentile(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    k = (len(xs) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def _timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def programs() -> dict[str, str]:
+    inst = decision_instance([3, 2, 2], 8, 0, satisfiable=True)
+    out = {s: cnf_program(s, inst.clauses, inst.variables) for s in SOLVERS}
+    out["gurobipy"] = GUROBI
+    return out
+
+
+def bench_latency(pool: SandboxPool, runs: int, fresh_runs: int) -> list[dict]:
+    rows = []
+    limits = Limits(timeout_s=30.0)
+    for name, code in programs().items():
+        for _ in range(3):  # the server's first forks touch pages the later ones share
+            r = pool.run(code, limits)
+            if r.status != "ok":
+                raise RuntimeError(f"{name} failed in the sandbox: {r.reason}\n{r.stderr}")
+        sandbox = [_timed(lambda: pool.run(code, limits)) for _ in range(runs)]
+
+        def fresh():
+            subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, cwd="/tmp")
+
+        fresh()
+        cold = [_timed(fresh) for _ in range(fresh_runs)]
+        med, fmed = statistics.median(sandbox), statistics.median(cold)
+        rows.append({
+            "solver": name,
+            "sandbox_median_ms": 1000 * med,
+            "sandbox_p95_ms": 1000 * percentile(sandbox, 0.95),
+            "fresh_median_ms": 1000 * fmed,
+            "fresh_p95_ms": 1000 * percentile(cold, 0.95),
+            "speedup": fmed / med,
+            "target_ms": TARGET_MS.get(name),
+            "target_speedup": TARGET_RATIO.get(name),
+        })
+    return rows
+
+
+def bench_throughput(pool: SandboxPool, n: int) -> dict:
+    codes = ["print(1)"] * n
+    pool.run_many(codes[: 2 * pool.size])  # every server started and warm
+    t = time.perf_counter()
+    results = pool.run_many(codes)
+    dt = time.perf_counter() - t
+    assert all(r.status == "ok" for r in results)
+    return {"servers": pool.size, "programs": n, "seconds": dt, "programs_per_s": n / dt}
+
+
+def _kb(pid: int, path: str, key: str) -> int:
+    try:
+        with open(f"/proc/{pid}/{path}") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def bench_memory(pool: SandboxPool) -> dict:
+    pids = pool.server_pids()
+    return {
+        "servers": len(pids),
+        "rss_mb_per_server": statistics.mean(_kb(p, "status", "VmRSS") for p in pids) / 1024,
+        "pss_mb_per_server": statistics.mean(_kb(p, "smaps_rollup", "Pss") for p in pids) / 1024,
+        "vms_mb_per_server": statistics.mean(_kb(p, "status", "VmSize") for p in pids) / 1024,
+    }
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--runs", type=int, default=30, help="sandbox runs per solver")
+    p.add_argument("--fresh-runs", type=int, default=8, help="fresh-interpreter runs per solver")
+    p.add_argument("--throughput", type=int, default=400, help="trivial programs for the throughput test")
+    p.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
+    args = p.parse_args(argv)
+
+    t = time.perf_counter()
+    pool = SandboxPool()  # one server per core
+    pool.start()
+    start_s = time.perf_counter() - t
+    try:
+        iso = pool.isolation
+        latency = bench_latency(pool, args.runs, args.fresh_runs)
+        throughput = bench_throughput(pool, args.throughput)
+        memory = bench_memory(pool)
+    finally:
+        pool.close()
+
+    print(f"sandbox isolation active: {', '.join(iso['active'])}")
+    print(f"{pool.size} fork servers started in {start_s:.2f} s (solver imports per server: "
+          + ", ".join(f"{k} {v} ms" for k, v in iso["import_ms"].items() if isinstance(v, float)) + ")\n")
+    table = []
+    for r in latency:
+        ok_ms = r["target_ms"] is None or r["sandbox_median_ms"] <= r["target_ms"]
+        ok_x = r["target_speedup"] is None or r["speedup"] >= r["target_speedup"]
+        table.append({**r, "target": (f"<= {r['target_ms']:.0f} ms, >= {r['target_speedup']:.0f}x "
+                                      + ("met" if ok_ms and ok_x else "MISSED")) if r["target_ms"] else ""})
+    print(format_table(table, [("solver", "solver", "s"), ("sandbox_median_ms", "sandbox median ms", ".1f"),
+                               ("sandbox_p95_ms", "p95 ms", ".1f"), ("fresh_median_ms", "python -c median ms", ".1f"),
+                               ("fresh_p95_ms", "p95 ms", ".1f"), ("speedup", "speedup", ".1f"),
+                               ("target", "target", "s")]))
+    ok_t = throughput["programs_per_s"] >= TARGET_THROUGHPUT
+    print(f"\nthroughput: {throughput['programs_per_s']:.0f} trivial programs/s with {throughput['servers']} "
+          f"servers (target >= {TARGET_THROUGHPUT:.0f}: {'met' if ok_t else 'MISSED'})")
+    print(f"fork server memory: RSS {memory['rss_mb_per_server']:.0f} MB, PSS {memory['pss_mb_per_server']:.0f} MB "
+          f"per server (shared libraries count in RSS once per process, in PSS divided among them)")
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    result = {
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+        "isolation": iso["active"],
+        "server_start_s": start_s,
+        "latency": latency,
+        "throughput": throughput,
+        "memory": memory,
+        "targets": {"latency_ms": TARGET_MS, "speedup": TARGET_RATIO, "programs_per_s": TARGET_THROUGHPUT},
+    }
+    (out / "sandbox.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\nwrote {out / 'sandbox.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

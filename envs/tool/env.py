@@ -1,0 +1,394 @@
+"""``SolverTool-v0``: SAT-RL's multi-turn solver tool use (``sat-rl.txt`` §3.4, App. C, E.1).
+
+An episode: the App. C prompt names the sampled solver and gives the variable mapping and the
+problem; each action is one model turn. A turn holding a ``<tool_call>code</tool_call>`` (after
+any ``<think>...</think>``) runs the code in the sandbox and the next observation is
+``<tool_response>\\nstdout: ...\\nstderr: ...\\n</tool_response>`` (each stream capped, the tail
+kept). A turn holding a final ```` ```answer ...``` ```` or ```` ```idk``` ```` ends the episode;
+``max_turns`` truncates it. A turn with neither is a format failure (an explanatory observation
+and ``info["error"]``; the agent may retry).
+
+Rewards (§3.4, all components start at 0 and are paid when the episode ends, by an answer or by
+the turn budget; every earlier step pays 0):
+
+- ``format`` 0.1 when the final answer parses;
+- ``correct`` 1 correct / 0 ``idk`` / ``-1 - eps`` wrong (eq. 1);
+- ``tool`` 0.1 when the *last* tool call exited without error (status ``ok``) and made a
+  solve/check call of the sampled solver; importing it is not enough (the §4.3 reward hack
+  ``from z3 import *; print('z3 imported')`` earns 0);
+- ``equivalence`` 1 when the formula the last tool call handed its solver (its last solve call)
+  is equivalent to the ground truth (:mod:`solvergym.envs.sat.equivalence`); the verdict and its
+  reason are in ``info["equivalence"]``.
+
+Tool sampling (§3.4, the default): per instance one solver of ``solvers`` is drawn uniformly from
+the episode's seeded generator and named in the prompt; ``solver="z3"`` fixes one (no sampling);
+``tool_sampling=False`` without a solver names none (any of the five earns ``tool``).
+
+A turn that holds both tool calls and a final answer after them (a model that answered without
+waiting) runs its last tool call, then is scored: with one turn left the oracle does exactly that.
+
+Programs run in the process-wide sandbox pool (:func:`~solvergym.envs.sandbox.acquire_default_pool`),
+taken on the first tool call and given back by :meth:`close`; the servers never see the instance.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..base import _NOT_TEXT, Instance, Outcome, TextEnv
+from ..parsing import fenced_blocks, tag_sections
+from ..sandbox import (
+    SOLVER_FAMILIES,
+    Limits,
+    SandboxError,
+    SandboxPool,
+    SandboxResult,
+    acquire_default_pool,
+    release_default_pool,
+)
+from ..sat.equivalence import DEFAULT_TIMEOUT_MS, EquivalenceVerdict, check_equivalence
+from ..sat.verify import DEFAULT_EPS
+from .tasks import TASKS, ToolTask, make_task
+
+__all__ = ["ToolInstance", "SolverToolEnv", "REWARD_TOOL", "REWARD_EQUIVALENCE", "tool_prompt"]
+
+#: SAT-RL §3.4: r_tool = 0.1, r_equiv = 1.
+REWARD_TOOL = 0.1
+REWARD_EQUIVALENCE = 1.0
+_COMPONENTS = ("format", "correct", "tool", "equivalence")
+
+
+@dataclass
+class ToolInstance(Instance):
+    """A task instance plus the solver sampled for it (``None``: any solver).
+
+    ``problem`` is the task instance as a dict (``task``'s dataclass ``to_dict()``).
+    """
+
+    task: str
+    solver: str | None
+    problem: dict
+
+    def validate(self) -> None:
+        if self.task not in TASKS:
+            raise ValueError(f"unknown tool task {self.task!r}; known: {sorted(TASKS)}")
+        if self.solver is not None and self.solver not in SOLVER_FAMILIES:
+            raise ValueError(f"solver must be one of {list(SOLVER_FAMILIES)} or None, got {self.solver!r}")
+        if not isinstance(self.problem, dict):
+            raise ValueError("problem must be the task instance as a dict")
+
+
+def tool_prompt(task: ToolTask, inst: Instance, solver: str | None) -> str:
+    """SAT-RL App. C's SAT-Bench training template, with the tool protocol spelled out."""
+    head = (
+        f"Solve the problem step by step and put your final answer in the format {task.answer_hint}. "
+        "If the evidence is genuinely insufficient after using the tool, you may output ```idk```."
+    )
+    if solver is not None:
+        head += f" For this instance, you must import and use the `{solver}` as the solver/tool call."
+    tools = (
+        "Think inside <think>...</think>. To run Python, write the program inside <tool_call>...</tool_call> "
+        "and stop; it runs in a sandbox with z3, pysmt, python-sat (import pysat), ortools and sympy, and its "
+        "stdout and stderr come back inside <tool_response>...</tool_response>."
+    )
+    hint = task.naming_hint(inst)
+    if hint:
+        tools += " " + hint
+    parts = [head, "", tools, ""]
+    mapping = task.variable_mapping(inst)
+    if mapping:
+        parts += ["Variable Mapping:", mapping, ""]
+    parts += ["Problem Statement:", task.problem(inst)]
+    return "\n".join(parts) + "\n"
+
+
+def _clean(text: str, limit: int) -> str:
+    """Program output as observation text: control characters replaced, the tail kept."""
+    text = _NOT_TEXT.sub("\ufffd", text)
+    if len(text) > limit:
+        text = f"[... {len(text) - limit} characters truncated ...]\n" + text[-limit:]
+    return text
+
+
+class SolverToolEnv(TextEnv):
+    """Multi-turn solver tool use with SAT-RL's four rewards (see the module docstring).
+
+    ``task``: ``"sat-bench"`` (default) or ``"sat"`` (any name given to
+    :func:`~solvergym.envs.tool.tasks.register_task`); the task's own knobs (``dims``,
+    ``num_clauses``, ``widths``, ``sat_ratio`` / ``n``, ``k``, ``l``) are keyword arguments and
+    its difficulty keys are this env's. ``limits``: the sandbox limits per program (a
+    :class:`~solvergym.envs.sandbox.Limits` or its dict). ``pool``: a
+    :class:`~solvergym.envs.sandbox.SandboxPool` to use instead of the shared one.
+    """
+
+    instance_cls = ToolInstance
+
+    def __init__(
+        self,
+        task: str = "sat-bench",
+        *,
+        tool_sampling: bool | None = None,
+        solver: str | None = None,
+        solvers: tuple[str, ...] | list[str] = SOLVER_FAMILIES,
+        max_turns: int = 4,
+        limits: Limits | dict | None = None,
+        eps: float = DEFAULT_EPS,
+        equivalence_timeout_ms: int = DEFAULT_TIMEOUT_MS,
+        auxiliary: str = "reject",
+        max_tool_output_chars: int = 4000,
+        pool: SandboxPool | None = None,
+        max_action_chars: int | None = None,
+        render_mode: str | None = None,
+        **task_kwargs: Any,
+    ):
+        kw = {} if max_action_chars is None else {"max_action_chars": max_action_chars}
+        super().__init__(max_turns=max_turns, render_mode=render_mode, **kw)
+        self.task = make_task(task, eps=eps, **task_kwargs)
+        self.task_name = task
+        solvers = tuple(solvers)
+        bad = [s for s in solvers + ((solver,) if solver else ()) if s not in SOLVER_FAMILIES]
+        if bad or not solvers:
+            raise ValueError(f"solvers must be among {list(SOLVER_FAMILIES)}, got {bad or 'none'}")
+        if tool_sampling and solver is not None:
+            raise ValueError("give either tool_sampling=True or a fixed solver, not both")
+        if tool_sampling is None:  # sampling unless a solver is fixed
+            tool_sampling = solver is None
+        self.tool_sampling, self.fixed_solver, self.solvers = bool(tool_sampling), solver, solvers
+        if isinstance(limits, dict):
+            limits = Limits(**limits)
+        self.limits = limits or Limits()
+        self.equivalence_timeout_ms = int(equivalence_timeout_ms)
+        if auxiliary not in ("reject", "exists"):
+            raise ValueError(f"auxiliary must be 'reject' or 'exists', got {auxiliary!r}")
+        self.auxiliary = auxiliary
+        self.max_tool_output_chars = int(max_tool_output_chars)
+        self._own_pool = pool
+        self._pool: SandboxPool | None = None
+        self._problem: Instance | None = None
+        self._last_tool: SandboxResult | None = None
+        self._tool_calls = 0
+
+    # -- difficulty is the task's --------------------------------------------------------------
+    @property
+    def difficulty_keys(self) -> tuple[str, ...]:  # type: ignore[override]
+        return self.task.difficulty_keys
+
+    @property
+    def difficulty(self) -> dict[str, Any]:
+        return self.task.difficulty
+
+    def set_difficulty(self, **kwargs: Any) -> None:
+        self.task.set_difficulty(**kwargs)
+
+    # -- family hooks ----------------------------------------------------------------------------
+    def generate(self, rng):
+        problem = self.task.generate(rng)
+        return self._wrap(problem, rng)
+
+    def _wrap(self, problem: Instance, rng: np.random.Generator) -> ToolInstance:
+        if self.tool_sampling:
+            solver = self.solvers[int(rng.integers(len(self.solvers)))]
+        else:
+            solver = self.fixed_solver
+        self._problem = problem
+        return ToolInstance(task=self.task_name, solver=solver, problem=problem.to_dict())
+
+    def coerce_instance(self, obj: Any) -> ToolInstance:
+        if isinstance(obj, str):
+            try:
+                obj = json.loads(obj)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"options['instance'] is not JSON: {e}") from None
+        if isinstance(obj, ToolInstance):
+            obj.validate()
+            inst = obj
+        elif isinstance(obj, dict) and set(obj) == {f.name for f in dataclasses.fields(ToolInstance)}:
+            inst = ToolInstance.from_dict(obj)
+        elif isinstance(obj, (dict, Instance)):
+            # a bare task instance (or a dataset record): the solver is drawn for it
+            return self._wrap(self.task.coerce(obj), self.np_random)
+        else:
+            raise TypeError(f"options['instance'] must be a ToolInstance, a task instance, a dict or JSON "
+                            f"text, got {type(obj).__name__}")
+        if inst.task != self.task_name:
+            raise ValueError(f"this env poses {self.task_name!r} instances, got one of {inst.task!r}")
+        self._problem = self.task.coerce(inst.problem)  # validates the problem
+        return inst
+
+    def reset(self, *, seed=None, options=None):
+        self._last_tool = None
+        self._tool_calls = 0
+        self._problem = None
+        return super().reset(seed=seed, options=options)
+
+    def _task_instance(self) -> Instance:
+        if self._problem is None:
+            self._problem = self.task.coerce(self.instance.problem)
+        return self._problem
+
+    def prompt(self, instance):
+        return tool_prompt(self.task, self._problem_of(instance), instance.solver)
+
+    def describe(self, instance):
+        return self.task.describe(self._problem_of(instance))
+
+    def _problem_of(self, instance: ToolInstance) -> Instance:
+        return self._task_instance() if instance is self.instance else self.task.coerce(instance.problem)
+
+    def reset_info(self, instance):
+        info = {"task": instance.task, "solver": instance.solver}
+        info.update(self.task.reset_info(self._task_instance()))
+        return info
+
+    def evaluate(self, text: str) -> Outcome:
+        calls = tag_sections(text, "tool_call")
+        answers = [b for b in fenced_blocks(text) if b.info in ("answer", "idk")]
+        final = answers[-1] if answers else None
+        if final is not None and all(c.end <= final.start for c in calls):
+            tool_obs = ""
+            if calls:  # answered without waiting: the last call still runs, then the answer counts
+                tool_obs = self._run_tool(calls[-1].content)
+            return self._finish(text, tool_obs)
+        if calls:
+            return self._tool_step(calls, final)
+        reason = ("no <tool_call>...</tool_call> and no final ```answer ...``` or ```idk``` block found")
+        return self.format_failure(reason)
+
+    def format_failure(self, reason: str) -> Outcome:
+        last_turn = self._turn + 1 >= self.max_turns
+        obs = (f"Format error: {reason}. Call the tool with <tool_call>code</tool_call> or end with "
+               f"{self.task.answer_hint} (or ```idk```).")
+        info = {"correct": False, "answer": None, "reason": reason}
+        if last_turn:  # the episode ends here: pay what the tool calls earned
+            components, extra = self._end_components({"format": 0.0, "correct": 0.0})
+            info.update(extra)
+            return Outcome(components, False, obs, info, error=reason)
+        return Outcome(dict.fromkeys(_COMPONENTS, 0.0), False, obs, info, error=reason)
+
+    # -- steps -----------------------------------------------------------------------------------
+    def _tool_step(self, calls, final) -> Outcome:
+        obs = self._run_tool(calls[0].content)
+        info = {"tool_result": self._tool_summary(self._last_tool), "ignored_tool_calls": len(calls) - 1}
+        if self._turn + 1 >= self.max_turns:  # the turn budget ends the episode on this call
+            components, extra = self._end_components({"format": 0.0, "correct": 0.0})
+            info.update(extra)
+            info.update(correct=False, answer=None, reason="the turn budget ended the episode before an answer")
+            return Outcome(components, False, obs, info)
+        return Outcome(dict.fromkeys(_COMPONENTS, 0.0), False, obs, info)
+
+    def _finish(self, text: str, tool_obs: str) -> Outcome:
+        score = self.task.score(self._task_instance(), text)
+        if not score.answered:
+            out = self.format_failure(score.reason)
+            if tool_obs:
+                out.observation = tool_obs + "\n" + out.observation
+            return out
+        components, extra = self._end_components(dict(score.components))
+        verdict = {True: "Correct.", False: "Incorrect."}[score.correct] if score.answer != "idk" else "Abstained."
+        obs = (tool_obs + "\n" if tool_obs else "") + verdict
+        info = {"correct": score.correct, "answer": score.answer, "reason": score.reason, **extra}
+        return Outcome(components, True, obs, info)
+
+    def _run_tool(self, code: str) -> str:
+        if self._own_pool is not None:
+            self._pool = self._own_pool
+        elif self._pool is None or self._pool.closed:
+            if self._pool is not None:  # the shared pool was shut down under us: take the new one
+                release_default_pool()
+            self._pool = acquire_default_pool()
+        try:
+            result = self._pool.run(code, self.limits)
+        except SandboxError as e:  # no sandbox at all: the tool call fails, the episode goes on
+            result = SandboxResult.failure("killed", f"the sandbox is unavailable: {e}")
+        self._last_tool = result
+        self._tool_calls += 1
+        return self._tool_response(result)
+
+    def _tool_response(self, r: SandboxResult) -> str:
+        limit = self.max_tool_output_chars
+        stderr = r.stderr
+        if r.status not in ("ok", "error"):
+            stderr = (stderr + ("\n" if stderr and not stderr.endswith("\n") else "")
+                      + f"[sandbox: {r.status}: {r.reason}]")
+        out = _clean(r.stdout.removesuffix("\n"), limit)
+        err = _clean(stderr.removesuffix("\n"), limit)
+        return f"<tool_response>\nstdout: {out}\nstderr: {err}\n</tool_response>"
+
+    @staticmethod
+    def _tool_summary(r: SandboxResult | None) -> dict[str, Any] | None:
+        if r is None:
+            return None
+        return {"status": r.status, "reason": r.reason, "exit_code": r.exit_code, "duration_s": r.duration_s,
+                "solvers_imported": list(r.solvers_imported), "solver_calls": [list(c) for c in r.solver_calls],
+                "formula_kind": (r.formula or {}).get("kind"), "formula_solver": (r.formula or {}).get("solver"),
+                "formula_error": r.formula_error}
+
+    def _end_components(self, answer_components: dict[str, float]) -> tuple[dict[str, float], dict[str, Any]]:
+        """The four components at the end of an episode, and the info that explains them."""
+        r = self._last_tool
+        solver = self.instance.solver
+        wanted = (solver,) if solver is not None else SOLVER_FAMILIES
+        if r is None:
+            tool_ok, tool_reason = False, "no tool call was made"
+        elif r.status != "ok":
+            tool_ok, tool_reason = False, f"the last tool call did not run cleanly ({r.status}: {r.reason})"
+        elif not any(r.called(s) for s in wanted):
+            called = sorted({f for f, _ in r.solver_calls})
+            tool_ok = False
+            tool_reason = (f"the last tool call made no solve/check call of {' or '.join(wanted)}"
+                           + (f" (it called {', '.join(called)})" if called else
+                              " (importing a solver is not using it)"))
+        else:
+            tool_ok, tool_reason = True, f"the last tool call ran and called {' or '.join(s for s in wanted if r.called(s))}"
+        verdict = self._equivalence(r)
+        components = {
+            "format": float(answer_components.get("format", 0.0)),
+            "correct": float(answer_components.get("correct", 0.0)),
+            "tool": REWARD_TOOL if tool_ok else 0.0,
+            "equivalence": REWARD_EQUIVALENCE if verdict.equivalent else 0.0,
+        }
+        info = {"tool_reward_reason": tool_reason, "equivalence": verdict.to_dict(),
+                "tool_calls": self._tool_calls, "last_tool_result": self._tool_summary(r)}
+        return components, info
+
+    def _equivalence(self, r: SandboxResult | None) -> EquivalenceVerdict:
+        if r is None:
+            return EquivalenceVerdict("no_formula", "no tool call was made")
+        if r.formula is None:
+            why = r.formula_error or "the last tool call made no solve/check call"
+            return EquivalenceVerdict("no_formula", f"no formula was captured from the last tool call: {why}")
+        truth = self.task.truth(self._task_instance())
+        if truth is None:
+            return EquivalenceVerdict("unsupported", f"task {self.task_name!r} has no Boolean ground truth")
+        return check_equivalence(r.formula, truth, timeout_ms=self.equivalence_timeout_ms, auxiliary=self.auxiliary)
+
+    # -- scripted agents ---------------------------------------------------------------------------
+    def oracle_action(self) -> str:
+        """The oracle's next turn: a correct program for the sampled solver, then the answer (both
+        in one turn when only one is left)."""
+        inst = self._task_instance()
+        solver = self.instance.solver or "z3"
+        if self._last_tool is None:
+            program = self.task.oracle_program(inst, solver)
+            call = (f"<think>\nI will encode every condition as a clause and let {solver} decide.\n</think>\n"
+                    f"<tool_call>\n{program}</tool_call>")
+            if self._turn + 1 < self.max_turns:
+                return call
+            return call + "\n" + self.task.oracle_answer(inst, None)
+        stdout = self._last_tool.stdout
+        return (f"<think>\n{self.task.oracle_reasoning(inst, stdout)}\n</think>\n"
+                + self.task.oracle_answer(inst, stdout))
+
+    def random_action(self, rng: np.random.Generator) -> str:
+        return self.task.random_answer(self._task_instance(), rng)
+
+    def close(self):
+        if self._pool is not None and self._own_pool is None:
+            release_default_pool()
+        self._pool = None
+        super().close()
+
