@@ -5,11 +5,14 @@
 - ``generate(prompts, n, sampling)`` continues token-id prompts (what the rollout built,
   token-in/token-out) and returns, per completion, the generated token ids, their log-probs
   under the sampling distribution (``logits / temperature``), the decoded text and why it
-  stopped. It stops at EOS, at a stop string (``</tool_call>``, ``</answer>``), or once a
+  stopped. Its decode loop prefills each distinct prompt once and shares the KV cache among the
+  rows that continue it, so a GRPO group of G samples pays for one prompt, not G. Sampling uses
+  its own ``torch.Generator`` (``SamplingConfig.seed``, else drawn from torch's global RNG). It stops at EOS, at a stop string (``</tool_call>``, ``</answer>``), or once a
   complete ```` ```answer ...``` ```` / ```` ```idk``` ```` block has been written (SAT-RL §3.4).
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -62,29 +65,6 @@ class StopChecker:
         return False
 
 
-class _Criteria:
-    """A transformers StoppingCriteria marking rows done at a stop string (records the step)."""
-
-    def __init__(self, tokenizer, prompt_len: int, checker: StopChecker, batch: int):
-        self.tok, self.prompt_len, self.checker = tokenizer, prompt_len, checker
-        self.texts = [""] * batch
-        self.stopped_at = [None] * batch  # number of generated tokens when the stop string completed
-
-    def __call__(self, input_ids: torch.Tensor, scores, **kwargs) -> torch.Tensor:
-        step = input_ids.shape[1] - self.prompt_len
-        done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
-        for i in range(input_ids.shape[0]):
-            if self.stopped_at[i] is not None:
-                done[i] = True
-                continue
-            piece = self.tok.decode(input_ids[i, -1:], skip_special_tokens=False)
-            self.texts[i] += piece
-            if self.checker.done(self.texts[i], piece):
-                self.stopped_at[i] = step
-                done[i] = True
-        return done
-
-
 class HFAgent:
     """A transformers model (``"default"``: the embedded SmolLM2-135M-Instruct) as an agent."""
 
@@ -109,6 +89,10 @@ class HFAgent:
         self.sampling = sampling or SamplingConfig()
         self.system_prompt = system_prompt
         self.batch_size = batch_size
+        self._pieces: dict[int, str] = {}  # token id -> its text, for the stop checks
+        base = model.get_base_model() if hasattr(model, "get_base_model") else getattr(model, "module", model)
+        # transformers 5 calls the KV cache argument `cache`, earlier versions `past_key_values`
+        self._cache_kw = "cache" if "cache" in inspect.signature(type(base).forward).parameters else "past_key_values"
 
     # ------------------------------------------------------------------ chat helpers
     def chat_ids(self, messages: list[dict[str, str]]) -> list[int]:
@@ -130,48 +114,99 @@ class HFAgent:
         """``n`` completions per prompt (prompt-major order), in batches of ``batch_size`` rows."""
         sp = sampling or self.sampling
         rows = [list(p) for p in prompts for _ in range(n)]
-        if sp.seed is not None:
-            torch.manual_seed(sp.seed)
+        was_training = self.model.training
+        self.model.eval()
         out: list[Completion] = []
-        for start in range(0, len(rows), self.batch_size):
-            out += self._generate_batch(rows[start:start + self.batch_size], sp)
+        try:
+            for start in range(0, len(rows), self.batch_size):
+                out += self._generate_batch(rows[start:start + self.batch_size], sp)
+        finally:
+            self.model.train(was_training)
         return out
 
+    def _piece(self, token_id: int) -> str:
+        piece = self._pieces.get(token_id)
+        if piece is None:
+            piece = self._pieces[token_id] = self.tokenizer.decode([token_id], skip_special_tokens=False)
+        return piece
+
+    def _forward(self, ids, attn, pos, cache):
+        kwargs = {self._cache_kw: cache} if cache is not None else {}
+        out = self.model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=True, logits_to_keep=1,
+                         **kwargs)
+        return out.logits[:, -1].float(), getattr(out, self._cache_kw)
+
     def _generate_batch(self, rows: list[list[int]], sp: SamplingConfig) -> list[Completion]:
-        tok, model = self.tokenizer, self.model
-        device = next(model.parameters()).device
-        width = max(len(r) for r in rows)
-        pad = tok.pad_token_id
-        ids = torch.full((len(rows), width), pad, dtype=torch.long)
-        attn = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, r in enumerate(rows):  # left padding: generation continues at the right edge
-            ids[i, width - len(r):] = torch.tensor(r)
-            attn[i, width - len(r):] = 1
-        criteria = _Criteria(tok, width, StopChecker(sp.stop, sp.stop_at_answer_block), len(rows))
-        kwargs: dict[str, Any] = dict(
-            max_new_tokens=sp.max_new_tokens, do_sample=not sp.greedy, pad_token_id=pad,
-            eos_token_id=tok.eos_token_id, stopping_criteria=[criteria], return_dict_in_generate=True,
-            output_logits=True,
-        )
-        if not sp.greedy:
-            kwargs.update(temperature=sp.temperature, top_p=sp.top_p, top_k=sp.top_k)
-        else:
-            kwargs.update(temperature=None, top_p=None, top_k=None)
-        gen = model.generate(input_ids=ids.to(device), attention_mask=attn.to(device), **kwargs)
-        new = gen.sequences[:, width:].cpu()
-        logits = torch.stack(gen.logits, dim=1).float().cpu()  # (B, steps, V), before processors
+        """An explicit decode loop: each distinct prompt is prefilled once and its KV cache shared by
+        every row that continues it (the G samples of a group), finished rows leave the batch."""
+        tok = self.tokenizer
+        device = next(self.model.parameters()).device
+        uniq: dict[tuple[int, ...], int] = {}
+        owner = [uniq.setdefault(tuple(r), len(uniq)) for r in rows]
+        prompts = list(uniq)
+        width = max(len(p) for p in prompts)
+        ids = torch.full((len(prompts), width), tok.pad_token_id, dtype=torch.long)
+        attn = torch.zeros((len(prompts), width), dtype=torch.long)
+        for i, p in enumerate(prompts):  # left padding: every row continues at the right edge
+            ids[i, width - len(p):] = torch.tensor(p)
+            attn[i, width - len(p):] = 1
+        pos = (attn.cumsum(-1) - 1).clamp(min=0)
+        logits, cache = self._forward(ids.to(device), attn.to(device), pos.to(device), None)
+        sel = torch.tensor(owner)
+        cache.batch_select_indices(sel.to(device))
+        logits, attn, next_pos = logits[sel.to(device)], attn[sel], pos[sel, -1] + 1
+        gen = torch.Generator(device="cpu")
+        gen.manual_seed(sp.seed if sp.seed is not None else int(torch.randint(0, 2**62, (1,)).item()))
         temp = 1.0 if sp.greedy else sp.temperature
-        logp_all = torch.log_softmax(logits / temp, dim=-1)
-        out = []
-        for i in range(len(rows)):
-            seq = new[i].tolist()
-            length, reason = len(seq), "length"
-            if tok.eos_token_id in seq:
-                length, reason = seq.index(tok.eos_token_id) + 1, "eos"
-            if criteria.stopped_at[i] is not None and criteria.stopped_at[i] < length:
-                length, reason = criteria.stopped_at[i], "stop"
-            seq = seq[:length]
-            lp = logp_all[i, torch.arange(length), torch.tensor(seq, dtype=torch.long)].tolist() if length else []
-            text = tok.decode(seq, skip_special_tokens=True)
-            out.append(Completion(seq, lp, text, reason))
-        return out
+        checker = StopChecker(sp.stop, sp.stop_at_answer_block)
+        n = len(rows)
+        out_ids: list[list[int]] = [[] for _ in range(n)]
+        out_lp: list[list[float]] = [[] for _ in range(n)]
+        texts = [""] * n
+        reasons = ["length"] * n
+        active = torch.arange(n)  # rows still generating, in cache order
+        for _ in range(sp.max_new_tokens):
+            logp = torch.log_softmax(logits.cpu() / temp, dim=-1)
+            if sp.greedy:
+                nxt = logp.argmax(-1)
+            else:
+                nxt = torch.multinomial(_filter(logp, sp.top_p, sp.top_k).exp(), 1, generator=gen).squeeze(1)
+            picked = logp.gather(1, nxt[:, None]).squeeze(1)
+            keep = []
+            for j, row in enumerate(active.tolist()):
+                t = int(nxt[j])
+                out_ids[row].append(t)
+                out_lp[row].append(float(picked[j]))
+                if t == tok.eos_token_id:
+                    reasons[row] = "eos"
+                    continue
+                piece = self._piece(t)
+                texts[row] += piece
+                if checker.done(texts[row], piece):
+                    reasons[row] = "stop"
+                    continue
+                keep.append(j)
+            if not keep:
+                break
+            if len(keep) < len(active):
+                k = torch.tensor(keep)
+                cache.batch_select_indices(k.to(device))
+                active, nxt, attn, next_pos = active[k], nxt[k], attn[k], next_pos[k]
+            attn = torch.cat([attn, torch.ones((len(active), 1), dtype=attn.dtype)], dim=1)
+            logits, cache = self._forward(nxt[:, None].to(device), attn.to(device), next_pos[:, None].to(device), cache)
+            next_pos = next_pos + 1
+        return [Completion(out_ids[i], out_lp[i], tok.decode(out_ids[i], skip_special_tokens=True), reasons[i])
+                for i in range(n)]
+
+
+def _filter(logp: torch.Tensor, top_p: float, top_k: int) -> torch.Tensor:
+    """Nucleus / top-k filtering of log-probs (-inf outside; the most likely token always stays)."""
+    if top_k and top_k < logp.shape[-1]:
+        kth = torch.topk(logp, top_k, dim=-1).values[:, -1:]
+        logp = logp.masked_fill(logp < kth, float("-inf"))
+    if top_p < 1.0:
+        sorted_lp, order = torch.sort(logp, descending=True, dim=-1)
+        cum = sorted_lp.exp().cumsum(-1)
+        drop = cum - sorted_lp.exp() > top_p
+        logp = logp.masked_fill(drop.scatter(1, order, drop), float("-inf"))
+    return logp

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TrainConfig", "PRESETS", "make_config", "parse_overrides"]
+__all__ = ["TrainConfig", "PRESETS", "make_config", "parse_overrides", "coerce_value"]
 
 
 @dataclass
@@ -148,7 +148,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def _coerce(value: str, current: Any) -> Any:
+def coerce_value(value: str, current: Any) -> Any:
     """A command-line string -> the type of the field's current value (JSON when it parses)."""
     try:
         parsed = json.loads(value)
@@ -199,5 +199,5 @@ def make_config(algo: str | None = None, *, file: str | Path | None = None,
     for k, v in (overrides or {}).items():
         if k not in names:
             raise ValueError(f"unknown config key {k!r}")
-        setattr(cfg, k, _coerce(v, getattr(cfg, k)) if isinstance(v, str) else v)
+        setattr(cfg, k, coerce_value(v, getattr(cfg, k)) if isinstance(v, str) else v)
     return cfg.validate()

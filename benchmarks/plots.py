@@ -1,0 +1,48 @@
+"""Plots of training runs: ``solvergym plot RUN_DIR`` draws the reward curves of ``metrics.jsonl``."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["read_metrics", "plot_run"]
+
+
+def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
+    path = Path(run_dir) / "metrics.jsonl"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist (is {run_dir} a training run?)")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def plot_run(run_dir: str | Path, out: str | Path | None = None, title: str | None = None) -> Path:
+    """Reward (mean and each component), accuracy and response length against the step; PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in read_metrics(run_dir) if "reward" in r]
+    if not rows:
+        raise ValueError(f"{run_dir}/metrics.jsonl has no reward entries")
+    steps = [r["step"] for r in rows]
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
+    axes[0].plot(steps, [r["reward"] for r in rows], label="reward", lw=2, color="black")
+    for key in sorted({k for r in rows for k in r if k.startswith("reward/")}):
+        axes[0].plot(steps, [r.get(key, float("nan")) for r in rows], label=key[7:], lw=1)
+    axes[0].set_title("reward")
+    axes[0].legend(fontsize=8)
+    axes[1].plot(steps, [r.get("accuracy", float("nan")) for r in rows], color="tab:green")
+    axes[1].set_title("accuracy (correct > 0)")
+    axes[1].set_ylim(-0.02, 1.02)
+    axes[2].plot(steps, [r.get("response_length", float("nan")) for r in rows], color="tab:orange")
+    axes[2].set_title("policy tokens per episode")
+    for ax in axes:
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+    fig.suptitle(title or str(run_dir))
+    fig.tight_layout()
+    out = Path(out) if out else Path(run_dir) / "curves.png"
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
