@@ -9,7 +9,7 @@ from typing import Any
 __all__ = ["main"]
 
 
-def _parse_kwargs(items: list[str] | None) -> dict[str, Any]:
+def parse_kv(items: list[str] | None) -> dict[str, Any]:
     """``--kwargs k=7 l=20`` or ``--kwargs '{"k": 7}'``; values are read as JSON when they parse."""
     out: dict[str, Any] = {}
     for item in items or []:
@@ -48,7 +48,7 @@ def cmd_sample(args) -> int:
     except KeyError as e:
         print(e.args[0], file=sys.stderr)
         return 2
-    env = gym.make(args.env_id, **_parse_kwargs(args.kwargs))
+    env = gym.make(args.env_id, **parse_kv(args.kwargs))
     obs, info = env.reset(seed=args.seed)
     print(obs, end="" if obs.endswith("\n") else "\n")
     if args.solution:
@@ -89,9 +89,14 @@ def cmd_demo(args) -> int:
     print(format_table(rows, [("env_id", "env", "s"), ("agent", "agent", "s"), ("episodes", "episodes", "d"),
                               ("mean_reward", "mean reward", ".3f"), ("solved", "solved", ".1%"),
                               ("format_failures", "format fail", ".1%"), ("episodes_per_s", "episodes/s", ".0f")]))
-    print("\nTraining against these envs comes with the agents-and-trainer issue; "
-          "`solvergym list` shows every env and its knobs.")
-    return 0
+    if args.train_steps <= 0:
+        return 0
+    print(f"\nGRPO on the embedded SmolLM2-135M-Instruct, SolverSAT-v0 at SATURN's first level (3,5,5), "
+          f"{args.train_steps} steps on the CPU:")
+    train = ["train", "--algo", "grpo", "--env", "SolverSAT-v0", "--steps", str(args.train_steps),
+             "--out", args.out, "--seed", str(args.seed), "--print-steps",
+             "--set", "prompts_per_step=2", "group_size=4", "max_new_tokens=48", "lr=2e-5"]
+    return main(train)
 
 
 def cmd_train(args) -> int:
@@ -102,7 +107,7 @@ def cmd_train(args) -> int:
     kwargs = {k: v for k, v in (("env", args.env), ("model", args.model), ("steps", args.steps),
                                 ("out_dir", args.out), ("seed", args.seed)) if v is not None}
     if args.env_kwargs:
-        kwargs["env_kwargs"] = _parse_kwargs(args.env_kwargs)
+        kwargs["env_kwargs"] = parse_kv(args.env_kwargs)
     cfg = make_config(args.algo, file=args.config, overrides=parse_overrides(args.set), **kwargs)
     trainer = Trainer(cfg)
     history = trainer.train()
@@ -162,9 +167,11 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--n-test", type=int, default=None, help="test records (sat-bench: 525, sat-rl-sft: 139)")
     d.set_defaults(fn=cmd_dataset)
 
-    m = sub.add_parser("demo", help="oracle and random agents over every registered env")
+    m = sub.add_parser("demo", help="oracle and random agents over every registered env, then a short GRPO run")
     m.add_argument("--episodes", type=int, default=100)
     m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--train-steps", type=int, default=6, help="GRPO steps of the embedded model (0: skip)")
+    m.add_argument("--out", default="runs/demo", help="where the demo run writes its metrics, curve and model")
     m.set_defaults(fn=cmd_demo)
 
     t = sub.add_parser("train", help="train a model against an env (GRPO / DAPO / REINFORCE++)")

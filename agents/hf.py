@@ -35,6 +35,7 @@ class SamplingConfig:
     greedy: bool = False
     stop: tuple[str, ...] = DEFAULT_STOP
     stop_at_answer_block: bool = True
+    ignore_eos: bool = False  # keep generating after EOS (fixed-length workloads for benchmarks)
     seed: int | None = None
 
 
@@ -177,7 +178,7 @@ class HFAgent:
                 t = int(nxt[j])
                 out_ids[row].append(t)
                 out_lp[row].append(float(picked[j]))
-                if t == tok.eos_token_id:
+                if t == tok.eos_token_id and not sp.ignore_eos:
                     reasons[row] = "eos"
                     continue
                 piece = self._piece(t)

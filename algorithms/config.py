@@ -59,6 +59,7 @@ class TrainConfig:
     warmup_steps: int = 0
     lr_schedule: str = "constant"  # "constant" | "cosine"
     mixed_precision: str = "auto"  # "auto" (bf16 on CUDA, fp32 on CPU) | "no" | "bf16"
+    gradient_checkpointing: bool = False  # trade compute for activation memory
     lora: bool = False
     lora_r: int = 16
     lora_alpha: int = 32

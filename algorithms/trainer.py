@@ -132,6 +132,9 @@ class Trainer:
 
             model = get_peft_model(model, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha,
                                                      target_modules=list(cfg.lora_targets), task_type="CAUSAL_LM"))
+        if cfg.gradient_checkpointing:
+            model.gradient_checkpointing_enable()
+            model.config.use_cache = False
         self.ref = None
         if cfg.kl_coef > 0 and not cfg.lora:  # with LoRA the reference is the base, adapters disabled
             self.ref = load_model(cfg.model)[0].to(self.acc.device).eval()

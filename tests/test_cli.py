@@ -1,5 +1,9 @@
+import json
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from solvergym import env_ids
 from solvergym.cli import main
@@ -23,7 +27,7 @@ def test_sample_prints_observation_and_solution(capsys):
 
 
 def test_demo_prints_the_table(capsys):
-    assert main(["demo", "--episodes", "20"]) == 0
+    assert main(["demo", "--episodes", "20", "--train-steps", "0"]) == 0
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if line.startswith("Solver")]
     assert len(lines) == 2 * len(env_ids())
@@ -46,3 +50,23 @@ def test_readme_quick_start_runs():
     exec(compile(code, "README.md", "exec"), namespace)
     assert namespace["info"]["difficulty"] == {"n": 3, "k": 5, "l": 15}
     assert namespace["venv"].num_envs == 8
+
+
+@pytest.mark.slow
+def test_train_cli_writes_metrics_curve_and_model(tmp_path, capsys):
+    sys.path.insert(0, str(Path(__file__).parent))
+    import toy_env
+
+    toy_env.register()
+    out = tmp_path / "run"
+    assert main(["train", "--algo", "grpo", "--env", "TestLetter-v0", "--steps", "2", "--out", str(out),
+                 "--print-steps", "--set", "prompts_per_step=2", "group_size=2", "max_new_tokens=6",
+                 "lr=1e-5", "progress=false"]) == 0
+    printed = capsys.readouterr().out
+    assert "step    0  reward" in printed and "step    1  reward" in printed
+    lines = (out / "metrics.jsonl").read_text().splitlines()
+    assert len(lines) == 2 and all("reward/correct" in json.loads(x) for x in lines)
+    assert (out / "curves.png").stat().st_size > 1000
+    assert (out / "final" / "config.json").exists()
+    assert main(["plot", str(out), "--out", str(tmp_path / "p.png")]) == 0
+    assert (tmp_path / "p.png").exists()

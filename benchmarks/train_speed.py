@@ -1,0 +1,205 @@
+"""Training speed and memory: solvergym's trainer vs TRL's GRPOTrainer on the same workload.
+
+    python benchmarks/train_speed.py [--prompts 2 --group 4 --tokens 64 --steps 3 --warmup 1]
+
+For each preset (grpo, dapo, reinforce_pp) one iteration of solvergym's trainer (rollout of
+``prompts x group`` completions on SolverSAT-v0 + the update) and the closest TRL ``GRPOTrainer``
+configuration run on the embedded model, on the CPU, in separate processes (so peak memory is each
+run's own). Both generate exactly ``--tokens`` tokens per completion (EOS ignored, no stop strings)
+so the work is equal; prompts are the same SATURN prompts. Reported per run: seconds per optimizer
+step (median over ``--steps`` after ``--warmup``), policy tokens/s and peak RSS; the ratio
+ours/TRL is computed in the same run. TRL is an optional dependency (``pip install trl``); TRL runs
+are skipped with a note when it is missing.
+
+TRL configurations (the mapping is printed too): grpo -> ``loss_type="grpo"``, beta 1e-3, eps 0.2;
+dapo -> ``loss_type="dapo"``, beta 0, eps 0.2/0.28 (TRL has no dynamic sampling; ours runs
+without it here so that the work is equal); reinforce_pp -> TRL has no REINFORCE++: compared
+with its ``loss_type="dapo"`` at beta 5e-4 (KL in the loss). TRL runs twice: with its default
+``gradient_checkpointing=True`` and with it off.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+TRL_SETTINGS = {
+    "grpo": dict(loss_type="grpo", beta=1e-3, epsilon=0.2, epsilon_high=0.2, temperature=0.8),
+    "dapo": dict(loss_type="dapo", beta=0.0, epsilon=0.2, epsilon_high=0.28, temperature=1.0),
+    "reinforce_pp": dict(loss_type="dapo", beta=5e-4, epsilon=0.2, epsilon_high=0.30, temperature=1.0),
+}
+
+
+def _peak_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
+
+
+def prompts(n: int, seed: int = 0) -> list[dict]:
+    import gymnasium as gym
+
+    import solvergym  # noqa: F401
+
+    env = gym.make("SolverSAT-v0")
+    out = []
+    for i in range(n):
+        obs, info = env.reset(seed=seed + i)
+        out.append({"prompt": info["messages"], "instance": env.unwrapped.instance.to_json()})
+    return out
+
+
+def worker_ours(a) -> dict:
+    import torch
+
+    from solvergym.algorithms.config import make_config
+    from solvergym.algorithms.trainer import Trainer
+
+    total = a.warmup + a.steps
+    with tempfile.TemporaryDirectory() as d:
+        cfg = make_config(a.preset, env="SolverSAT-v0", prompts_per_step=a.prompts, group_size=a.group,
+                          max_new_tokens=a.tokens, max_total_tokens=4096, micro_batch_size=a.prompts * a.group,
+                          steps=total, lr=1e-6, dynamic_sampling=False, overlong=False, progress=False, out_dir=d,
+                          gradient_checkpointing=a.gc)
+        t = Trainer(cfg)
+        t.sampling.stop, t.sampling.stop_at_answer_block, t.sampling.ignore_eos = (), False, True
+        times, tokens = [], []
+        for _ in range(total):
+            s = t.train_step()
+            times.append(s["step_s"])
+            tokens.append(s.get("policy_tokens", 0.0))
+    return {"step_s": statistics.median(times[a.warmup:]), "tokens_per_s": sum(tokens[a.warmup:]) / sum(times[a.warmup:]),
+            "rollout_s": s["rollout_s"], "peak_gib": _peak_gib(), "threads": torch.get_num_threads()}
+
+
+def worker_trl(a) -> dict:
+    import gymnasium as gym
+    from datasets import Dataset
+    from transformers import TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    import solvergym  # noqa: F401
+    from solvergym.agents.models import load_model
+
+    total = a.warmup + a.steps
+    rows = prompts(a.prompts * total)
+    env = gym.make("SolverSAT-v0").unwrapped
+
+    def reward(prompts, completions, instance, **kwargs):
+        out = []
+        for comp, inst in zip(completions, instance):
+            env.reset(options={"instance": inst})
+            text = comp[-1]["content"] if isinstance(comp, list) else comp
+            out.append(env.step(text)[1])
+        return out
+
+    stamps: list[float] = []
+
+    class Clock(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kw):
+            stamps.append(time.perf_counter())
+
+        def on_step_end(self, args, state, control, **kw):
+            stamps.append(time.perf_counter())
+
+    model, tok = load_model("default")
+    with tempfile.TemporaryDirectory() as d:
+        args = GRPOConfig(
+            output_dir=d, per_device_train_batch_size=a.prompts * a.group, num_generations=a.group,
+            max_completion_length=a.tokens, learning_rate=1e-6, max_steps=total, logging_steps=1, report_to="none",
+            save_strategy="no", use_cpu=True, bf16=False, gradient_checkpointing=a.gc, shuffle_dataset=False,
+            generation_kwargs={"min_new_tokens": a.tokens}, scale_rewards="group", num_iterations=1, seed=0,
+            **TRL_SETTINGS[a.preset])
+        trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=Dataset.from_list(rows),
+                              processing_class=tok, callbacks=[Clock()])
+        trainer.train()
+    steps = [stamps[i + 1] - stamps[i] for i in range(0, len(stamps) - 1, 2)]
+    tokens = a.prompts * a.group * a.tokens
+    return {"step_s": statistics.median(steps[a.warmup:]), "tokens_per_s": tokens / statistics.median(steps[a.warmup:]),
+            "peak_gib": _peak_gib()}
+
+
+def run_worker(kind: str, a, gc: bool) -> dict:
+    cmd = [sys.executable, str(HERE), "--worker", kind, "--preset", a.preset, "--prompts", str(a.prompts),
+           "--group", str(a.group), "--tokens", str(a.tokens), "--steps", str(a.steps), "--warmup", str(a.warmup)]
+    if gc:
+        cmd.append("--gc")
+    out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
+    if out.returncode != 0:
+        return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--presets", nargs="*", default=["grpo", "dapo", "reinforce_pp"])
+    p.add_argument("--prompts", type=int, default=2)
+    p.add_argument("--group", type=int, default=4)
+    p.add_argument("--tokens", type=int, default=64)
+    p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--warmup", type=int, default=1)
+    p.add_argument("--out", type=Path, default=HERE.parent / "results")
+    p.add_argument("--worker", choices=["ours", "trl"], help=argparse.SUPPRESS)
+    p.add_argument("--preset", help=argparse.SUPPRESS)
+    p.add_argument("--gc", action="store_true", help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    if a.worker:
+        res = worker_ours(a) if a.worker == "ours" else worker_trl(a)
+        print(json.dumps(res))
+        return 0
+
+    try:
+        import trl  # noqa: F401
+        have_trl = True
+    except ImportError:
+        have_trl = False
+    from solvergym.benchmarks.evaluate import format_table
+
+    rows = []
+    for preset in a.presets:
+        a.preset = preset
+        ours = run_worker("ours", a, gc=False)
+        row = {"preset": preset, "ours_step_s": ours.get("step_s"), "ours_tok_s": ours.get("tokens_per_s"),
+               "ours_peak_gib": ours.get("peak_gib"), "ours_error": ours.get("error")}
+        for gc in (True, False) if have_trl else ():
+            trl_res = run_worker("trl", a, gc=gc)
+            tag = "trl_gc" if gc else "trl"
+            row.update({f"{tag}_step_s": trl_res.get("step_s"), f"{tag}_peak_gib": trl_res.get("peak_gib"),
+                        f"{tag}_error": trl_res.get("error")})
+            if trl_res.get("step_s") and ours.get("step_s"):
+                row[f"ratio_vs_{tag}"] = ours["step_s"] / trl_res["step_s"]
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+    def f(v, spec):
+        return format(v, spec) if isinstance(v, (int, float)) else "-"
+    table = [{"preset": r["preset"], "ours": f(r["ours_step_s"], ".1f"), "ours_mem": f(r["ours_peak_gib"], ".2f"),
+              "tok_s": f(r["ours_tok_s"], ".1f"), "trl_gc": f(r.get("trl_gc_step_s"), ".1f"),
+              "trl_gc_mem": f(r.get("trl_gc_peak_gib"), ".2f"), "trl": f(r.get("trl_step_s"), ".1f"),
+              "trl_mem": f(r.get("trl_peak_gib"), ".2f"), "r_gc": f(r.get("ratio_vs_trl_gc"), ".2f"),
+              "r": f(r.get("ratio_vs_trl"), ".2f")} for r in rows]
+    print()
+    print(format_table(table, [("preset", "preset", "s"), ("ours", "ours s/step", "s"), ("tok_s", "ours tok/s", "s"),
+                               ("ours_mem", "ours GiB", "s"), ("trl_gc", "TRL s/step (GC)", "s"),
+                               ("trl_gc_mem", "TRL GiB (GC)", "s"), ("trl", "TRL s/step", "s"),
+                               ("trl_mem", "TRL GiB", "s"), ("r_gc", "ours/TRL(GC)", "s"), ("r", "ours/TRL", "s")]))
+    if not have_trl:
+        print("\nTRL is not installed (pip install trl): only solvergym was measured.")
+    a.out.mkdir(parents=True, exist_ok=True)
+    result = {"workload": {"env": "SolverSAT-v0", "prompts": a.prompts, "group": a.group, "tokens": a.tokens,
+                           "steps": a.steps, "warmup": a.warmup}, "trl_settings": TRL_SETTINGS,
+              "machine": {"python": platform.python_version(), "cpus": os.cpu_count()}, "rows": rows}
+    (a.out / "train_speed.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\nwrote {a.out / 'train_speed.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
