@@ -200,6 +200,10 @@ def main(argv: list[str] | None = None) -> int:
     pl.add_argument("--out", default=None)
     pl.set_defaults(fn=cmd_plot)
 
+    from .envs.logic_steps.check_trace import add_cli as add_check_trace
+
+    add_check_trace(sub)
+
     args = p.parse_args(argv)
     return args.fn(args)
 

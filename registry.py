@@ -29,6 +29,9 @@ class EnvEntry:
     paper: str
 
 
+#: Spring §4.3's terms, shared by the three step-verified logic families.
+SPRING_COMPONENTS = ("parsed", "format", "accuracy", "novel", "consistency", "contra")
+
 ENVS: tuple[EnvEntry, ...] = (
     EnvEntry(
         id="SolverSAT-v0",
@@ -58,6 +61,33 @@ ENVS: tuple[EnvEntry, ...] = (
         difficulty_knobs=("task", "dims", "num_clauses", "widths", "sat_ratio", "n", "k", "l", "max_turns",
                           "tool_sampling", "solver"),
         paper="SAT-RL §3.4, App. C, App. E.1",
+    ),
+    EnvEntry(
+        id="SolverZebra-v0",
+        entry_point="solvergym.envs.zebra.env:ZebraEnv",
+        description="Zebra puzzles with Spring's step-verified process reward (trace or step mode)",
+        task="N houses x M attributes, unique solution, minimal App. E.1 clue set; JSON answer per App. E.1",
+        reward_components=SPRING_COMPONENTS,
+        difficulty_knobs=("n_houses", "n_attributes", "bucket"),
+        paper="Spring §3.1, §4.1-4.3, App. A.1, E.1",
+    ),
+    EnvEntry(
+        id="SolverKnights-v0",
+        entry_point="solvergym.envs.knights.env:KnightsEnv",
+        description="Knights & Knaves with Spring's step-verified process reward (trace or step mode)",
+        task="2-8 characters, unique solution; answer keys characters / syntactic_statements / reasoning / solution",
+        reward_components=SPRING_COMPONENTS,
+        difficulty_knobs=("n_people", "depth", "width"),
+        paper="Spring §4, App. A.3",
+    ),
+    EnvEntry(
+        id="SolverLSAT-v0",
+        entry_point="solvergym.envs.lsat.env:LSATEnv",
+        description="AR-LSAT-style games with Spring's step-verified process reward (trace or step mode)",
+        task="ordering / grouping / assignment game, 5 options, exactly one correct; App. E.2's eight keys",
+        reward_components=SPRING_COMPONENTS,
+        difficulty_knobs=("game", "n_entities", "n_groups", "question_type"),
+        paper="Spring §4, App. A.2, E.2",
     ),
 )
 

@@ -277,7 +277,7 @@ class Trainer:
         s: dict[str, float] = {
             "reward": rewards.mean().item(),
             "reward_std": rewards.std().item() if len(eps) > 1 else 0.0,
-            "accuracy": float(np.mean([e.components.get("correct", 0.0) > 0 for e in eps])),
+            "accuracy": float(np.mean([bool(e.info.get("correct", False)) for e in eps])),
             "response_length": float(np.mean([e.policy_tokens for e in eps])),
             "turns": float(np.mean([e.turns for e in eps])),
             "truncation_rate": float(np.mean([e.truncated for e in eps])),
@@ -457,7 +457,7 @@ class Trainer:
             eps = rollout(None, self.policy, [self._seed(5, s + i) for i in range(len(chunk))], group_size=1,
                           sampling=self.sampling, max_total_tokens=self.cfg.max_total_tokens,
                           envs=self.envs[:len(chunk)], instances=chunk)
-            correct += sum(e.components.get("correct", 0.0) > 0 for e in eps)
+            correct += sum(bool(e.info.get("correct", False)) for e in eps)
         total = self.reduce_sum(torch.tensor([correct, float(len(share))]))
         return float(total[0] / max(1.0, total[1]))
 

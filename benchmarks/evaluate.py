@@ -22,7 +22,7 @@ class EpisodeStats:
     agent: str
     episodes: int
     mean_reward: float
-    solved: float  # fraction of episodes with a positive `correct` component
+    solved: float  # fraction of episodes whose final step reports info["correct"]
     format_failures: float  # fraction of episodes with info["error"]
     episodes_per_s: float
     components: dict[str, float]  # mean of each reward component
@@ -49,7 +49,7 @@ def run_episodes(env_id: str, agent, episodes: int = 100, *, seed: int = 0, env_
                 comp[k] = comp.get(k, 0.0) + v
             failures += "error" in info
             done = terminated or truncated
-        solved += info["reward_components"].get("correct", 0.0) > 0
+        solved += bool(info.get("correct", False))
     dt = time.perf_counter() - t0
     env.close()
     return EpisodeStats(env_id, agent.name, episodes, total / episodes, solved / episodes, failures / episodes,

@@ -16,7 +16,9 @@ An env is a ``gymnasium.Env[str, str]``:
   with the family's reward, an explanatory observation and ``info["error"]``. Stepping a
   finished episode raises :class:`gymnasium.error.ResetNeeded`.
 - ``info`` always carries ``instance_id``, ``difficulty``, ``turn`` and ``messages`` (the
-  conversation as chat messages).
+  conversation as chat messages); the step that ends an episode also carries ``correct`` (bool:
+  the final answer is right), which evaluation and training metrics read whatever the family's
+  reward components are called.
 
 A family implements five hooks: :meth:`TextEnv.generate`, :meth:`TextEnv.prompt`,
 :meth:`TextEnv.evaluate`, :meth:`TextEnv.format_failure` and the class attributes

@@ -1,0 +1,350 @@
+"""The env shared by the step-verified families (Zebra, Knights & Knaves, AR-LSAT), two modes.
+
+``mode="trace"`` (Spring's setting, §4.1-4.3): one action holds the whole answer, a single JSON
+object in ``<answer>...</answer>`` with the family's keys (App. E); one step; reward R of §4.3
+(:mod:`.reward`); the per-step verdicts in ``info["steps"]``. An action without a parseable JSON
+object is a format failure (every component 0, ``info["error"]``).
+
+``mode="step"``: the agent reasons step by step inside its own loop.
+
+1. The first action gives the parsed premises: ``<answer>{...}</answer>`` with the family's
+   premise keys (Zebra ``syntactic_clues``; Knights ``syntactic_statements``; AR-LSAT ``rules``,
+   ``facts``, ``options``), or for Zebra and Knights simply one ``C<i>: formula.`` per line.
+   Paid ``parsed`` 0.15; if a premise does not parse it is a format failure and may be resent.
+   The observation says whether the premises are satisfiable (and unique).
+2. Each following action is one reasoning step, one natural-language sentence and its formula:
+   ``"Bob lives in house 2. S1: Bob == 2."``. It is verified when it arrives (Definitions 2-5,
+   against the premises and the steps accepted so far) and paid at once (:class:`StepRewards`:
+   novel +0.10, contradictory -0.15, redundant / restating a premise / tautological /
+   unsupported 0, a formula that does not parse -0.05 as a format failure); the verdict is the
+   next observation and ``info["step"]``.
+3. The final action is the solution, ``<answer>{"solution": ...}</answer>``: paid the outcome
+   terms of §4.3 (``format``, ``accuracy``, and under s_sat ``consistency``); the episode
+   terminates and ``info`` carries every verdict and the trace metrics, as in trace mode.
+
+``max_turns`` defaults to 1 in trace mode and 256 in step mode (premises, up to 254 steps,
+solution). Reward components always have the same keys (Spring's names, :mod:`.reward`), zero
+where a term does not apply.
+
+Scripted agents: :meth:`oracle_action` (trace mode: the gold JSON answer with the gold
+reasoning; step mode: the true premises, then the gold steps, then the solution) and
+:meth:`random_action` (well-formed, random solution, no steps).
+"""
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..base import Instance, Outcome, TextEnv
+from .family import Family
+from .reward import RewardConfig, StepRewards, get_preset
+from .trace import (
+    DEFAULT_MAX_STEPS,
+    TraceResult,
+    TraceSession,
+    extract_answer,
+    score_trace,
+    split_prefix,
+    split_step_action,
+    zero_components,
+)
+
+__all__ = ["StepVerifiedEnv", "format_answer", "gold_steps", "gold_trace"]
+
+MODES = ("trace", "step")
+
+
+def format_answer(obj: dict[str, Any]) -> str:
+    return "<answer>" + json.dumps(obj, ensure_ascii=False) + "</answer>"
+
+
+def gold_steps(family: Family, instance: Instance) -> list[tuple[str, str]]:
+    """The gold reasoning: the family's candidate deductions that the verifier finds novel, in
+    order, when checked against the true premises (so each one stays novel when replayed)."""
+    session = TraceSession(family, instance, get_preset("spring"), accept="valid")
+    session.set_premises(family.gold_answer(instance))
+    out = []
+    for sentence, formula in family.gold_step_candidates(instance):
+        v = session.add_step(sentence, len(session.steps) + 1, formula)
+        if v.label == "novel":
+            out.append((sentence, formula))
+    if not out:
+        # every single deduction restated a premise: the whole solution at once is new
+        fallback = family.gold_fallback(instance)
+        if fallback is not None:
+            fresh = TraceSession(family, instance, get_preset("spring"))
+            fresh.set_premises(family.gold_answer(instance))
+            if fresh.add_step(fallback[0], 1, fallback[1]).label == "novel":
+                out.append(fallback)
+    return out
+
+
+def gold_trace(family: Family, instance: Instance, steps: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+    """The gold JSON answer with interleaved reasoning (sentence, ``S<k>: formula.``)."""
+    ans = family.gold_answer(instance)
+    steps = gold_steps(family, instance) if steps is None else steps
+    reasoning = []
+    for k, (sentence, formula) in enumerate(steps, 1):
+        reasoning += [sentence if sentence.endswith(".") else sentence + ".", f"S{k}: {formula}."]
+    ans["reasoning"] = reasoning
+    return ans
+
+
+class StepVerifiedEnv(TextEnv):
+    """Base env of the step-verified families (see the module docstring)."""
+
+    family: ClassVar[Family]
+
+    def __init__(
+        self,
+        *,
+        mode: str = "trace",
+        reward: str | RewardConfig | dict = "spring",
+        aggregation: str | None = None,
+        step_rewards: StepRewards | dict | None = None,
+        accept: str = "non_contradictory",
+        require_unique: bool | None = None,
+        require_faithful: bool = False,
+        incremental: bool = True,
+        consistency_over: str = "all",
+        max_steps: int = DEFAULT_MAX_STEPS,
+        max_turns: int | None = None,
+        max_action_chars: int | None = None,
+        render_mode: str | None = None,
+    ):
+        if mode not in MODES:
+            raise ValueError(f"mode must be 'trace' or 'step', got {mode!r}")
+        if max_turns is None:
+            max_turns = 1 if mode == "trace" else 256
+        kw = {} if max_action_chars is None else {"max_action_chars": max_action_chars}
+        super().__init__(max_turns=max_turns, render_mode=render_mode, **kw)
+        self.mode = mode
+        self.reward_config = get_preset(reward, **({"aggregation": aggregation} if aggregation else {}))
+        if isinstance(step_rewards, dict):
+            step_rewards = StepRewards(**step_rewards)
+        self.step_rewards = step_rewards or StepRewards()
+        if accept not in ("non_contradictory", "valid"):
+            raise ValueError(f"accept must be 'non_contradictory' or 'valid', got {accept!r}")
+        self.accept = accept
+        self.require_unique = require_unique
+        self.require_faithful = bool(require_faithful)
+        self.incremental = bool(incremental)
+        if consistency_over not in ("all", "accepted"):
+            raise ValueError(f"consistency_over must be 'all' or 'accepted', got {consistency_over!r}")
+        self.consistency_over = consistency_over
+        self.max_steps = int(max_steps)
+        self._session: TraceSession | None = None
+        self._step_format_ok = True
+        self._gold: OrderedDict[str, list[tuple[str, str]]] = OrderedDict()
+
+    # ------------------------------------------------------------------ family text hooks
+    def problem_text(self, instance: Instance) -> str:
+        raise NotImplementedError
+
+    def instructions(self, instance: Instance) -> str:
+        """How to answer (App. E, adapted to the mode and to the reward preset)."""
+        raise NotImplementedError
+
+    def prompt(self, instance: Instance) -> str:
+        return self.problem_text(instance).rstrip() + "\n\n" + self.instructions(instance).rstrip() + "\n"
+
+    # ------------------------------------------------------------------ plumbing
+    def _session_kw(self) -> dict[str, Any]:
+        return {"incremental": self.incremental, "accept": self.accept, "require_unique": self.require_unique,
+                "require_faithful": self.require_faithful, "max_steps": self.max_steps,
+                "consistency_over": self.consistency_over}
+
+    def _new_session(self) -> TraceSession:
+        return TraceSession(self.family, self.instance, self.reward_config, **self._session_kw())
+
+    def _zero(self) -> dict[str, float]:
+        return zero_components(self.reward_config)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        obs, info = super().reset(seed=seed, options=options)
+        self._session = None
+        self._step_format_ok = True
+        return obs, info
+
+    def reset_info(self, instance: Instance) -> dict[str, Any]:
+        return {"mode": self.mode, "reward_preset": self.reward_config.name}
+
+    def score(self, text: str) -> TraceResult:
+        """Trace-mode verification of ``text`` against the current instance (no env step)."""
+        return score_trace(self.family, self.instance, text, self.reward_config, **self._session_kw())
+
+    # ------------------------------------------------------------------ evaluate
+    def evaluate(self, text: str) -> Outcome:
+        if self.mode == "trace":
+            return self._evaluate_trace(text)
+        return self._evaluate_step(text)
+
+    def format_failure(self, reason: str) -> Outcome:
+        obs = f"Format error: {reason}. " + self._format_hint()
+        return Outcome(self._zero(), False, obs, {"reason": reason, "correct": False}, error=reason)
+
+    def _format_hint(self) -> str:
+        if self.mode == "trace":
+            return "Answer with one JSON object inside <answer>...</answer> as described in the task."
+        if self._session is None or not self._session.premises_set:
+            return "First send the premises: <answer>{...}</answer> with the premise keys described in the task."
+        return ("Send one reasoning step as a sentence followed by 'S<k>: <formula>.', or the final "
+                "solution as <answer>{\"solution\": ...}</answer>.")
+
+    def _result_info(self, res: TraceResult) -> dict[str, Any]:
+        return {
+            "steps": [v.as_dict() for v in res.steps],
+            "signals": res.signals(),
+            "metrics": trace_metrics(res),
+            "error_type": res.error_type,
+            "reason": res.reason,
+            "correct": res.correct,
+            "format_issues": list(res.format_issues),
+            "parse_issues": list(res.parse_issues),
+        }
+
+    def _evaluate_trace(self, text: str) -> Outcome:
+        res = self.score(text)
+        if not res.answered:
+            return self.format_failure(res.error or "no answer")
+        lines = [("Correct" if res.correct else "Incorrect") + f" (reward {res.reward:.3f}): {res.reason}"]
+        for v in res.steps[:50]:
+            lines.append(f"S{v.k if v.k is not None else '?'}: {v.label} - {v.reason}")
+        if len(res.steps) > 50:
+            lines.append(f"... {len(res.steps) - 50} more steps")
+        return Outcome(res.components, True, "\n".join(lines), self._result_info(res))
+
+    def _evaluate_step(self, text: str) -> Outcome:
+        if self._session is None:
+            self._session = self._new_session()
+        session = self._session
+        obj, err, issues = extract_answer(text)
+        if obj is not None and "solution" in obj:
+            return self._finish_step_episode(obj, issues)
+        if not session.premises_set:
+            if obj is None:
+                obj = self._premises_from_lines(text)
+                if obj is None:
+                    return self.format_failure(err if "<answer>" in text else
+                                               "the first action must give the premises")
+            return self._take_premises(obj, issues)
+        if obj is not None:
+            return self.format_failure("the premises were already given; send a step or the solution")
+        parts = split_step_action(text)
+        if parts is None:
+            self._step_format_ok = False
+            return self.format_failure("a step is one sentence followed by 'S<k>: <formula>.'")
+        sentence, k, body = parts
+        expect = len(session.steps) + 1
+        if k != expect or not sentence or not text.rstrip().endswith("."):
+            self._step_format_ok = False
+        session.n_entries += 2
+        v = session.add_step(sentence, k, body)
+        info = {"step": v.as_dict(), "correct": False}
+        comps = self._zero()
+        if v.label == "parse_error":
+            comps["format"] = self.step_rewards.parse_error
+            reason = f"S{k}: {v.reason}"
+            return Outcome(comps, False, f"Format error: {reason}. The step was not accepted.", info | {"reason": reason},
+                           error=reason)
+        pay = self.step_rewards.for_label(v.label) if session.s_sat else 0.0
+        key = "contra" if v.label == "contradictory" else "novel"
+        if key in comps:
+            comps[key] = pay
+        elif pay:
+            comps["format"] = comps.get("format", 0.0) + pay  # presets without process terms
+        gate = "" if session.s_sat else " (not paid: the premises are not satisfiable with a unique solution)"
+        obs = f"S{k}: {v.label} - {v.reason}{gate}. Send the next step or the solution."
+        return Outcome(comps, False, obs, info | {"reason": v.reason})
+
+    def _premises_from_lines(self, text: str) -> dict[str, Any] | None:
+        groups = self.family.premise_groups
+        if len(groups) != 1:
+            return None
+        entries = [line.strip() for line in text.splitlines() if line.strip()]
+        entries = [e for e in entries if split_prefix(e)[0] == groups[0].letter]
+        return {groups[0].key: entries} if entries else None
+
+    def _take_premises(self, obj: dict[str, Any], issues: list[str]) -> Outcome:
+        session = self._session
+        problems = session.set_premises(obj)
+        if problems:
+            self._session = self._new_session()  # a failed premise list may be sent again
+            reason = "premises do not parse: " + "; ".join(problems[:5])
+            return self.format_failure(reason)
+        session.format_issues.extend(issues)
+        comps = self._zero()
+        comps["parsed"] = self.step_rewards.premises
+        base = session.base
+        state = base.reason if base else ""
+        if session.faithful is not None:
+            state += "; they are " + ("" if session.faithful else "not ") + "equivalent to the true clues"
+        nxt = "Send your first reasoning step as a sentence followed by 'S1: <formula>.'"
+        info = {"premises": {"count": len(session.premise_exprs), "sat": base.sat if base else None,
+                             "unique": base.unique if base else None, "equivalent": session.faithful},
+                "reason": state, "correct": False}
+        return Outcome(comps, False, f"Premises accepted: {state}. {nxt}", info)
+
+    def _finish_step_episode(self, obj: dict[str, Any], issues: list[str]) -> Outcome:
+        session = self._session
+        session.format_issues.extend(issues)
+        res = session.finish(obj, format_ok=self._step_format_ok)
+        full = res.components
+        comps = self._zero()
+        comps["format"] = full.get("format", 0.0)
+        comps["accuracy"] = full.get("accuracy", 0.0)
+        if "consistency" in comps:
+            comps["consistency"] = full.get("consistency", 0.0)
+        obs = ("Correct" if res.correct else "Incorrect") + f": {res.reason}"
+        return Outcome(comps, True, obs, self._result_info(res) | {"trace_reward": res.reward,
+                                                                  "trace_components": dict(full)})
+
+    # ------------------------------------------------------------------ scripted agents
+    def gold_steps(self) -> list[tuple[str, str]]:
+        key = self.instance.instance_id
+        if key not in self._gold:
+            self._gold[key] = gold_steps(self.family, self.instance)
+            while len(self._gold) > 64:
+                self._gold.popitem(last=False)
+        return self._gold[key]
+
+    def oracle_action(self) -> str:
+        if self.mode == "trace":
+            if self.reward_config.interleaved:
+                return format_answer(gold_trace(self.family, self.instance, self.gold_steps()))
+            return format_answer(self.family.solution_only(self.family.gold_answer(self.instance)))
+        session = self._session
+        gold_answer = self.family.gold_answer(self.instance)
+        if session is None or not session.premises_set:
+            return format_answer({k: v for k, v in gold_answer.items() if k not in ("reasoning", "solution")})
+        sent = {v.formula for v in session.steps if v.parsed}
+        for sentence, formula in self.gold_steps():
+            canon = self._canonical(formula)
+            if canon not in sent:
+                k = len(session.steps) + 1
+                return f"{sentence.rstrip('.')}. S{k}: {formula}."
+        return format_answer(self.family.solution_only(gold_answer))
+
+    def _canonical(self, formula: str) -> str:
+        from .formula import to_text
+
+        return to_text(self._session.theory.parse(formula))
+
+    def random_action(self, rng: np.random.Generator) -> str:
+        ans = self.family.random_answer(self.instance, rng)
+        if self.mode == "trace":
+            return format_answer(ans if self.reward_config.interleaved else self.family.solution_only(ans))
+        session = self._session
+        if session is None or not session.premises_set:
+            return format_answer({k: v for k, v in ans.items() if k not in ("reasoning", "solution")})
+        return format_answer(self.family.solution_only(ans))
+
+
+def trace_metrics(res: TraceResult) -> dict[str, Any]:
+    """Per-trace numbers behind Spring's Table 2 / App. B.2 (see :mod:`.metrics`)."""
+    from .metrics import trace_row
+
+    return trace_row(res)

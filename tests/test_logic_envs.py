@@ -1,0 +1,244 @@
+"""SolverZebra-v0, SolverKnights-v0, SolverLSAT-v0 in trace and step mode: the text-env contract,
+the oracle's maximal reward, step-mode payments, budgets, hostile input, determinism."""
+import json
+import subprocess
+import sys
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.error import ResetNeeded
+from gymnasium.utils.env_checker import check_env
+from hypothesis import given, settings, strategies as st
+
+import solvergym  # noqa: F401
+from solvergym.envs.logic_steps.env import format_answer
+
+IDS = ["SolverZebra-v0", "SolverKnights-v0", "SolverLSAT-v0"]
+MODES = ["trace", "step"]
+KEYS = {"parsed", "format", "accuracy", "novel", "consistency", "contra"}
+
+
+def run_oracle(env):
+    total, n, done = 0.0, 0, False
+    while not done:
+        obs, r, term, trunc, info = env.step(env.oracle_action())
+        assert r == pytest.approx(sum(info["reward_components"].values()))
+        assert set(info["reward_components"]) == KEYS and "error" not in info
+        total += r
+        n += 1
+        done = term or trunc
+    assert term and not trunc
+    return total, n, info
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("env_id", IDS)
+def test_check_env_passes_without_warnings(env_id, mode):
+    env = gym.make(env_id, mode=mode)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_oracle_trace_mode_gets_the_maximum(env_id):
+    env = gym.make(env_id).unwrapped
+    for seed in range(4):
+        env.reset(seed=seed)
+        total, n, info = run_oracle(env)
+        assert n == 1 and total == pytest.approx(1.55), info["reason"]
+        assert info["correct"] and info["error_type"] == "correct"
+        assert info["steps"] and all(s["label"] == "novel" for s in info["steps"])
+        assert info["signals"]["s_sat"] and info["signals"]["premises_equivalent"]
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_oracle_step_mode(env_id):
+    env = gym.make(env_id, mode="step").unwrapped
+    env.reset(seed=1)
+    gold = env.gold_steps()
+    total, n, info = run_oracle(env)
+    assert n == len(gold) + 2  # premises, steps, solution
+    assert total == pytest.approx(0.15 + 0.10 * len(gold) + 0.10 + 0.60 + 0.30)
+    assert info["trace_reward"] == pytest.approx(1.55)  # the same trace scored as in trace mode
+    assert len(info["steps"]) == len(gold) and info["metrics"]["parsed"] == len(gold)
+
+
+def test_step_mode_payments_and_verdicts():
+    env = gym.make("SolverZebra-v0", mode="step", n_houses=3, n_attributes=3).unwrapped
+    env.reset(seed=0)
+    inst = env.instance
+    obs, r, term, trunc, info = env.step("hello")  # premises first
+    assert "error" in info and "premises" in obs and not term and r == 0.0
+    obs, r, term, trunc, info = env.step("\n".join(f"C{i}: {f}." for i, f in enumerate(inst.clue_formulas, 1)))
+    assert r == pytest.approx(0.15) and info["reward_components"]["parsed"] == 0.15
+    assert "unique solution" in obs and info["premises"]["equivalent"] is True
+    sol = inst.houses()
+    name = inst.values[1][0]
+    wrong = sol[name] % 3 + 1
+    obs, r, term, trunc, info = env.step(f"I think so. S1: {name} == {sol[name]}.")
+    assert (r, info["step"]["label"]) == (pytest.approx(0.10), "novel") and obs.startswith("S1: novel")
+    obs, r, term, trunc, info = env.step(f"Again. S2: {name} == {sol[name]}.")
+    assert (r, info["step"]["label"]) == (0.0, "redundant") and "redundant" in obs
+    obs, r, term, trunc, info = env.step(f"Wrong. S3: {name} == {wrong}.")
+    assert (r, info["step"]["label"]) == (pytest.approx(-0.15), "contradictory")
+    assert info["reward_components"]["contra"] == pytest.approx(-0.15)
+    obs, r, term, trunc, info = env.step(f"Domain. S4: {name} != {inst.values[1][1]}.")
+    assert (r, info["step"]["label"]) == (0.0, "tautological")
+    obs, r, term, trunc, info = env.step("Typo. S5: nobody == 1.")
+    assert r == pytest.approx(-0.05) and "error" in info and "unknown value" in info["error"]
+    assert obs.startswith("Format error") and not term
+    obs, r, term, trunc, info = env.step("no formula in this one")
+    assert "error" in info and r == 0.0
+    obs, r, term, trunc, info = env.step(env.oracle_action())  # the next gold step is still novel
+    assert info["step"]["label"] in ("novel", "redundant")
+    sol_action = format_answer(env.family.solution_only(env.family.gold_answer(inst)))
+    obs, r, term, trunc, info = env.step(sol_action)
+    assert term and info["correct"] and obs.startswith("Correct")
+    assert info["reward_components"]["accuracy"] == pytest.approx(0.6)
+    assert info["reward_components"]["format"] == 0.0  # a step action without a formula broke the format
+    assert info["reward_components"]["consistency"] == 0.0  # the contradictory step is in Z
+    with pytest.raises(ResetNeeded):
+        env.step("more")
+
+
+def test_step_mode_without_unique_premises_pays_no_process_reward():
+    env = gym.make("SolverZebra-v0", mode="step").unwrapped
+    env.reset(seed=3)
+    inst = env.instance
+    obs, r, *_ = env.step(f"C1: {inst.clue_formulas[0]}.")
+    assert r == pytest.approx(0.15) and "more than one solution" in obs
+    t = inst.values[0][0]
+    obs, r, term, trunc, info = env.step(f"Guess. S1: {t} == {inst.houses()[t]}.")
+    assert r == 0.0 and "not paid" in obs and info["step"]["label"] in ("unsupported", "novel", "restates_premise")
+
+
+def test_step_mode_budget_truncates():
+    env = gym.make("SolverKnights-v0", mode="step", max_turns=3).unwrapped
+    env.reset(seed=0)
+    env.step(env.oracle_action())
+    env.step(env.oracle_action())
+    obs, r, term, trunc, info = env.step("Still thinking. S9: Knight(nobody).")
+    assert trunc and not term
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_random_agent_is_well_formed(env_id):
+    env = gym.make(env_id).unwrapped
+    rng = np.random.default_rng(0)
+    for seed in range(5):
+        env.reset(seed=seed)
+        obs, r, term, trunc, info = env.step(env.random_action(rng))
+        assert term and "error" not in info and info["signals"]["r_parsed"] == 1.0
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_reward_presets_through_the_env(env_id):
+    for preset, expected in [("or_int", 0.75), ("minus_n", 1.15), ("minus_nc", 1.15), ("or_nl", 0.75)]:
+        env = gym.make(env_id, reward=preset).unwrapped
+        env.reset(seed=2)
+        obs, r, *_ , info = env.step(env.oracle_action())
+        assert r == pytest.approx(expected), preset
+    env = gym.make(env_id, reward="or_nl").unwrapped
+    obs, _ = env.reset(seed=2)
+    assert "S<k>" not in obs and "selected_option" in obs or "solution" in obs
+
+
+def test_zebra_bucket_and_difficulty_options():
+    env = gym.make("SolverZebra-v0").unwrapped
+    sizes = set()
+    for seed in range(12):
+        _, info = env.reset(seed=seed, options={"difficulty": {"bucket": "X-Large"}})
+        sizes.add(info["size"])
+        assert info["difficulty"]["bucket"] == "X-Large"
+    assert len(sizes) >= 3 and sizes <= {"5x5", "5x6", "6x4", "6x5", "6x6"}
+    with pytest.raises(ValueError, match="bucket"):
+        env.reset(options={"difficulty": {"bucket": "Huge"}})
+    with pytest.raises(ValueError, match="n_houses"):
+        gym.make("SolverZebra-v0", n_houses=7)
+    _, info = gym.make("SolverLSAT-v0", game="grouping", question_type="if_then").reset(seed=0)
+    assert info["difficulty"]["game"] == "grouping" and info["question_type"] == "if_then"
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_instances_round_trip_and_reset_with_given_instance(env_id):
+    env = gym.make(env_id).unwrapped
+    obs, info = env.reset(seed=7)
+    inst = env.instance
+    for given in (inst, inst.to_dict(), inst.to_json()):
+        obs2, info2 = env.reset(seed=99, options={"instance": given})
+        assert obs2 == obs and info2["instance_id"] == info["instance_id"]
+    assert type(inst).from_json(inst.to_json()).to_json() == inst.to_json()
+
+
+def test_make_vec_sync_both_modes():
+    for mode in MODES:
+        venv = gym.make_vec("SolverKnights-v0", num_envs=3, vectorization_mode="sync", mode=mode)
+        obs, infos = venv.reset(seed=5)
+        assert len(set(obs)) == 3
+        actions = [e.unwrapped.oracle_action() for e in venv.unwrapped.envs]
+        obs, rew, term, trunc, infos = venv.step(actions)
+        assert rew.shape == (3,) and (infos["reward_components"]["parsed"] > 0).all()
+        venv.close()
+
+
+def test_seed_determinism_in_a_fresh_interpreter():
+    code = ("import json, gymnasium as gym, solvergym\n"
+            "out = []\n"
+            f"for i in {IDS!r}:\n"
+            "    e = gym.make(i); o, _ = e.reset(seed=123); out.append([o, e.unwrapped.instance.to_json()])\n"
+            "print(json.dumps(out))\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={"PYTHONHASHSEED": "11", "PATH": "/usr/bin:/bin"})
+    here = []
+    for env_id in IDS:
+        e = gym.make(env_id)
+        o, _ = e.reset(seed=123)
+        here.append([o, e.unwrapped.instance.to_json()])
+    assert json.loads(res.stdout) == here
+
+
+HOSTILE = [
+    "<answer>" + "[" * 60000 + "</answer>",
+    "<answer>{\"syntactic_clues\": [\"C1: " + "Not(" * 400 + "x" + ")" * 400 + ".\"]}</answer>",
+    "<answer>{\"n_houses\": 1e99999, \"solution\": {\"header\": 5}}</answer>",
+    "S1: " + "(" * 1500 + "a == 1" + ")" * 1500 + ".",
+    "S1: Sat(Option_Q).", "S1: AtLeast(999, Knight(A)).", "<answer>{\"solution\": null}</answer>",
+    "<answer>{\"solution\": {\"selected_option\": [\"A\"]}}</answer>", "C1: Alice == .",
+    b"\xff\xfe\x00", "\x00\x01", 3.5, None, "x" * (70 * 1024),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("env_id", IDS)
+def test_hostile_actions_never_raise(env_id, mode):
+    env = gym.make(env_id, mode=mode).unwrapped
+    for i, action in enumerate(HOSTILE):
+        env.reset(seed=i)
+        if mode == "step" and i % 2:
+            env.step(env.oracle_action())
+        obs, r, term, trunc, info = env.step(action)
+        assert isinstance(obs, str) and r == pytest.approx(sum(info["reward_components"].values()))
+
+
+_alphabet = st.sampled_from(list("SC0123456789:()=!<>+-,. ab_\"{}[]") + ["And(", "Or(", "Not(", "Knight(", "Assign(",
+                                                                      "<answer>", "</answer>", "S1: ", "==",
+                                                                      "\"solution\": "])
+
+
+@settings(max_examples=40)
+@given(text=st.one_of(st.text(max_size=300), st.lists(_alphabet, max_size=60).map("".join)),
+       env_id=st.sampled_from(IDS), mode=st.sampled_from(MODES), warm=st.booleans())
+def test_fuzzed_actions_never_raise(text, env_id, mode, warm):
+    env = _envs[env_id, mode]
+    env.reset(seed=1)
+    if warm and mode == "step":
+        env.step(env.oracle_action())
+    obs, r, term, trunc, info = env.step(text)
+    assert isinstance(obs, str) and np.isfinite(r)
+    assert r == pytest.approx(sum(info["reward_components"].values()))
+
+
+_envs = {(i, m): gym.make(i, mode=m).unwrapped for i in IDS for m in MODES}
