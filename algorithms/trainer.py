@@ -176,7 +176,8 @@ class Trainer:
         if self.cfg.rollout_backend == "vllm":
             from ..agents.vllm import VLLMAgent
 
-            return VLLMAgent(self.cfg.model, sampling=self.sampling, system_prompt=self.cfg.system_prompt)
+            return VLLMAgent(self.cfg.model, sampling=self.sampling, system_prompt=self.cfg.system_prompt,
+                             max_model_len=self.cfg.max_total_tokens)
         return hf_cls(self.unwrapped, self.tokenizer, sampling=self.sampling, system_prompt=self.cfg.system_prompt,
                       batch_size=max(8, self.local_groups * self.cfg.group_size))
 
