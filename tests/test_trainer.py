@@ -131,3 +131,39 @@ def test_ddp_two_processes_over_gloo(tmp_path):
     for k in gs:  # equal up to float32 summation order (a factor-2 normaliser error fails by far)
         assert torch.allclose(g0[k], gs[k], rtol=1e-3, atol=1e-4 * gs[k].abs().max().item()), k
         assert abs(g0[k].norm().item() / gs[k].norm().item() - 1) < 1e-4, k
+
+
+@pytest.mark.slow
+def test_lora_reference_is_the_base_and_several_updates_per_batch(tmp_path):
+    cfg = make_config("grpo", out_dir=str(tmp_path), lora=True, lora_r=4, kl_coef=0.05, ppo_epochs=2,
+                      mini_batches=2, **TINY)
+    trainer = Trainer(cfg)
+    assert trainer.ref is None  # no second model: the base with adapters disabled is the reference
+    named = dict(trainer.unwrapped.named_parameters())
+    trainable = {k for k, p in named.items() if p.requires_grad}
+    assert trainable and all("lora_" in k for k in trainable)
+    before = snapshot(trainer.unwrapped)
+    batch, _ = trainer.collect()
+    stats = trainer.update(batch)
+    assert stats["kl"] >= 0 and all(torch.isfinite(torch.tensor(v)) for v in stats.values())
+    after = snapshot(trainer.unwrapped)
+    changed = {k for k in before if not torch.equal(before[k], after[k])}
+    assert changed and all("lora_" in k for k in changed)
+    trainer.save_model(tmp_path / "merged")  # adapters merged into a plain HF folder
+    assert (tmp_path / "merged" / "config.json").exists()
+
+
+@pytest.mark.slow
+def test_curriculum_drives_the_trainer(tmp_path):
+    cfg = make_config("grpo", env="SolverSAT-v0", out_dir=str(tmp_path), steps=1, prompts_per_step=2,
+                      group_size=2, max_new_tokens=8, lr=1e-5, progress=False,
+                      curriculum={"initial": [3, 5, 5], "epsilon": 0.9, "train_size": 2, "val_size": 2,
+                                  "d_step": 1, "iterations": 1, "max_steps_per_level": 1})
+    trainer = Trainer(cfg)
+    trainer.train()
+    kinds = [e["kind"] for e in trainer.curriculum_state["history"]]
+    # an untrained 135M model does not pass 90% at (3,5,5): estimate, one training step, re-validate
+    assert kinds == ["estimate", "train", "validate"]
+    assert trainer.step == 1 and trainer.curriculum_state["level"] == [3, 5, 5]
+    metrics = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert metrics[-1]["curriculum_level"] == [3, 5, 5]
