@@ -45,6 +45,7 @@ class TrainConfig:
     micro_batch_size: int = 4  # sequences per forward/backward
     mini_batches: int = 1  # optimizer steps per rollout batch
     ppo_epochs: int = 1  # passes over each rollout batch (mu); old log-probs are stored
+    old_logprobs: str = "auto"  # "auto": the sampler's (HF, fp32) else recomputed | "recompute"
 
     # sampling
     temperature: float = 1.0
@@ -106,7 +107,7 @@ class TrainConfig:
             "adv_std": ("group", "batch", "none"), "kl_estimator": ("k1", "k2", "k3"),
             "kl_in": ("loss", "reward"), "loss_agg": ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm"),
             "lr_schedule": ("constant", "cosine"), "rollout_backend": ("hf", "vllm"),
-            "mixed_precision": ("auto", "no", "bf16"),
+            "mixed_precision": ("auto", "no", "bf16"), "old_logprobs": ("auto", "recompute"),
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:

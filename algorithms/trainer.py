@@ -44,12 +44,14 @@ __all__ = ["Trainer", "token_logprobs", "policy_loss", "LossInputs"]
 
 
 def token_logprobs(logits: torch.Tensor, input_ids: torch.Tensor, temperature: float = 1.0,
-                   start: int = 0) -> torch.Tensor:
+                   start: int = 0, entropy: bool = False):
     """``logp[:, t] = log pi(x_t | x_<t)`` as an (N, T) tensor, 0 where not computed.
 
     ``logits`` are the model's outputs for the last ``T - start`` positions (a model called with
     ``logits_to_keep=T - start``): prompt positions need no logits, and the LM head plus a
-    log-softmax over a 49k vocabulary is a large share of a small model's cost.
+    log-softmax over a 49k vocabulary is a large share of a small model's cost. With
+    ``entropy=True`` also returns the (detached) entropy of each position's distribution, from the
+    same softmax.
     """
     if logits.shape[1] != input_ids.shape[1] - start:
         raise ValueError("logits must cover positions start..T-1")
@@ -57,16 +59,12 @@ def token_logprobs(logits: torch.Tensor, input_ids: torch.Tensor, temperature: f
     picked = lp.gather(-1, input_ids[:, start + 1:, None]).squeeze(-1)
     out = torch.zeros(input_ids.shape, dtype=picked.dtype, device=picked.device)
     out[:, start + 1:] = picked
-    return out
-
-
-def token_entropy(logits: torch.Tensor, input_ids: torch.Tensor, temperature: float = 1.0,
-                  start: int = 0) -> torch.Tensor:
-    """Entropy of the sampling distribution at each position, aligned like :func:`token_logprobs`."""
-    lp = torch.log_softmax(logits[:, :-1].float() / temperature, dim=-1)
-    out = torch.zeros(input_ids.shape, dtype=lp.dtype, device=lp.device)
-    out[:, start + 1:] = -(lp.exp() * lp).sum(-1)
-    return out
+    if not entropy:
+        return out
+    with torch.no_grad():
+        ent = torch.zeros(input_ids.shape, dtype=lp.dtype, device=lp.device)
+        ent[:, start + 1:] = -(lp.exp() * lp).sum(-1)
+    return out, ent
 
 
 def first_logit_position(loss_mask: torch.Tensor) -> int:
@@ -141,7 +139,7 @@ class Trainer:
             self.ref.requires_grad_(False)
         params = [p for p in model.parameters() if p.requires_grad]
         opt = torch.optim.AdamW(params, lr=cfg.lr, betas=tuple(cfg.adam_betas), weight_decay=cfg.weight_decay,
-                                foreach=True)
+                                fused=True)
         total = cfg.steps * cfg.mini_batches * cfg.ppo_epochs
         sched = torch.optim.lr_scheduler.LambdaLR(opt, self._lr_lambda(total))
         self.model, self.optimizer, self.scheduler = self.acc.prepare(model, opt, sched)
@@ -307,10 +305,15 @@ class Trainer:
             ids = batch.input_ids[s:s + mb].to(self.acc.device)
             attn = batch.attention_mask[s:s + mb].to(self.acc.device)
             logits, start = self._logits(model, ids, attn, batch.loss_mask[s:s + mb])
-            logps.append(token_logprobs(logits, ids, self.cfg.temperature, start).float().cpu())
-            if entropy:
-                ents.append(token_entropy(logits, ids, self.cfg.temperature, start).float().cpu())
+            lp, ent = token_logprobs(logits, ids, self.cfg.temperature, start, entropy=True)
+            logps.append(lp.float().cpu())
+            ents.append(ent.float().cpu())
         return torch.cat(logps), (torch.cat(ents) if entropy else None)
+
+    def _recompute_old(self) -> bool:
+        if self.cfg.old_logprobs == "recompute":
+            return True
+        return self.cfg.rollout_backend != "hf" or self.acc.mixed_precision != "no"
 
     def _ref_logprobs(self, batch: RolloutBatch):
         if self.cfg.kl_coef <= 0:
@@ -351,14 +354,15 @@ class Trainer:
     # ------------------------------------------------------------------ the update
     def update(self, batch: RolloutBatch) -> dict[str, float]:
         cfg = self.cfg
-        # With one optimizer step per batch the old log-probs are the ones of the training forward
-        # itself (TRL does the same); otherwise they are computed once, before any update.
-        on_policy = cfg.ppo_epochs == 1 and cfg.mini_batches == 1 and cfg.advantage == "grpo"
+        # pi_old is the policy that sampled the batch. The HF sampler's log-probs are exactly that
+        # (the same fp32 model and softmax; checked to 2e-5 against a forward pass), so no extra
+        # forward is needed; vLLM (other kernels) or bf16 training recompute them once, before
+        # any update, as verl and TRL do.
         self.model.eval()
-        if on_policy:
-            old_logp, entropy = torch.zeros(batch.input_ids.shape), torch.zeros(batch.input_ids.shape)
-        else:
+        if self._recompute_old():
             old_logp, entropy = self._forward_logprobs(self.model, batch, entropy=True)
+        else:
+            old_logp, entropy = batch.old_logprobs.clone(), torch.zeros(batch.input_ids.shape)
         ref_logp = self._ref_logprobs(batch)
         kl_mask = partial_kl_mask(batch.loss_mask, batch.section_masks, cfg.partial_kl, cfg.partial_kl_tags)
         adv = self.advantages(batch, old_logp, ref_logp, kl_mask)
@@ -366,7 +370,9 @@ class Trainer:
         stats: dict[str, list[float]] = {"loss": [], "clip_frac": [], "kl": [], "grad_norm": []}
         gen = torch.Generator().manual_seed(self._seed(3, self.step))
         n = len(batch)
-        for _ in range(cfg.ppo_epochs):
+        recomputed = self._recompute_old()
+        for epoch in range(cfg.ppo_epochs):
+            first_pass = epoch == 0 and not recomputed  # the entropy of the policy that sampled
             order = torch.randperm(n, generator=gen)
             for part in torch.tensor_split(order, cfg.mini_batches):
                 if len(part) == 0:
@@ -380,10 +386,9 @@ class Trainer:
                         ids = batch.input_ids[mb].to(self.acc.device)
                         attn = batch.attention_mask[mb].to(self.acc.device)
                         logits, start = self._logits(self.model, ids, attn, batch.loss_mask[mb])
-                        logp = token_logprobs(logits, ids, cfg.temperature, start)
-                        if on_policy:  # one update per batch: pi_old is the current policy (ratio 1)
-                            old_logp[mb] = logp.detach().float().cpu()
-                            entropy[mb] = token_entropy(logits.detach(), ids, cfg.temperature, start).float().cpu()
+                        logp, ent = token_logprobs(logits, ids, cfg.temperature, start, entropy=True)
+                        if first_pass:
+                            entropy[mb] = ent.float().cpu()
                         dev = self.acc.device
                         inp = LossInputs(old_logp[mb].to(dev), adv[mb].to(dev), batch.loss_mask[mb].to(dev),
                                          None if ref_logp is None else ref_logp[mb].to(dev), kl_mask[mb].to(dev))
