@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, Sequence, runtime_checkable
 
-__all__ = ["Agent"]
+__all__ = ["Agent", "ChatPolicy"]
 
 
 @runtime_checkable
@@ -18,3 +18,28 @@ class Agent(Protocol):
 
     def act(self, observations: Sequence[str], envs: Sequence[Any] | None = None) -> list[str]:
         ...
+
+
+class ChatPolicy:
+    """What the model-backed agents (HF, vLLM) share: the chat template and ``act`` over ``generate``.
+
+    Subclasses set ``tokenizer`` and ``system_prompt`` and implement ``generate(prompts, n, sampling)``.
+    """
+
+    tokenizer: Any
+    system_prompt: str | None = None
+
+    def chat_ids(self, messages: list[dict[str, str]]) -> list[int]:
+        """The token ids of ``messages`` with the generation prompt (the chat template applied)."""
+        if self.system_prompt and (not messages or messages[0]["role"] != "system"):
+            messages = [{"role": "system", "content": self.system_prompt}, *messages]
+        return list(self.tokenizer.apply_chat_template(
+            messages, add_generation_prompt=True, tokenize=True, return_dict=False))
+
+    def act(self, observations: Sequence[str], envs: Sequence[Any] | None = None) -> list[str]:
+        """One-turn chats: each observation as a user message; the completions' texts."""
+        prompts = [self.chat_ids([{"role": "user", "content": o}]) for o in observations]
+        return [c.text for c in self.generate(prompts)]
+
+    def generate(self, prompts, n: int = 1, sampling=None):  # pragma: no cover - interface
+        raise NotImplementedError

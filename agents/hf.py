@@ -19,6 +19,7 @@ from typing import Any, Sequence
 import torch
 
 from ..envs.parsing import final_answer_block
+from .base import ChatPolicy
 from .models import DEFAULT_MODEL, load_model
 
 __all__ = ["SamplingConfig", "Completion", "HFAgent", "DEFAULT_STOP", "StopChecker"]
@@ -66,7 +67,7 @@ class StopChecker:
         return False
 
 
-class HFAgent:
+class HFAgent(ChatPolicy):
     """A transformers model (``"default"``: the embedded SmolLM2-135M-Instruct) as an agent."""
 
     name = "hf"
@@ -94,18 +95,6 @@ class HFAgent:
         base = model.get_base_model() if hasattr(model, "get_base_model") else getattr(model, "module", model)
         # transformers 5 calls the KV cache argument `cache`, earlier versions `past_key_values`
         self._cache_kw = "cache" if "cache" in inspect.signature(type(base).forward).parameters else "past_key_values"
-
-    # ------------------------------------------------------------------ chat helpers
-    def chat_ids(self, messages: list[dict[str, str]]) -> list[int]:
-        """The token ids of ``messages`` with the generation prompt (the chat template applied)."""
-        if self.system_prompt and (not messages or messages[0]["role"] != "system"):
-            messages = [{"role": "system", "content": self.system_prompt}, *messages]
-        return list(self.tokenizer.apply_chat_template(
-            messages, add_generation_prompt=True, tokenize=True, return_dict=False))
-
-    def act(self, observations: Sequence[str], envs: Sequence[Any] | None = None) -> list[str]:
-        prompts = [self.chat_ids([{"role": "user", "content": o}]) for o in observations]
-        return [c.text for c in self.generate(prompts)]
 
     # ------------------------------------------------------------------ generation
     @torch.no_grad()

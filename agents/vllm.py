@@ -33,6 +33,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from .base import ChatPolicy
 from .hf import Completion, SamplingConfig, StopChecker
 from .models import DEFAULT_MODEL, load_tokenizer, resolve_model
 
@@ -152,7 +153,7 @@ def _refresh_tied_lm_head(model: Any) -> bool:
     return True
 
 
-class VLLMAgent:
+class VLLMAgent(ChatPolicy):
     """A vLLM ``LLM`` (``"default"``: the embedded SmolLM2-135M-Instruct) as an agent.
 
     ``model`` is ``"default"``, a local Hugging Face folder or a hub id vLLM can load;
@@ -195,18 +196,6 @@ class VLLMAgent:
         self.max_model_len = int(self.llm.llm_engine.model_config.max_model_len)
         self._SamplingParams = vllm.SamplingParams
         self.weight_syncs = 0
-
-    # ------------------------------------------------------------------ chat helpers
-    def chat_ids(self, messages: list[dict[str, str]]) -> list[int]:
-        """The token ids of ``messages`` with the generation prompt (the chat template applied)."""
-        if self.system_prompt and (not messages or messages[0]["role"] != "system"):
-            messages = [{"role": "system", "content": self.system_prompt}, *messages]
-        return list(self.tokenizer.apply_chat_template(
-            messages, add_generation_prompt=True, tokenize=True, return_dict=False))
-
-    def act(self, observations: Sequence[str], envs: Sequence[Any] | None = None) -> list[str]:
-        prompts = [self.chat_ids([{"role": "user", "content": o}]) for o in observations]
-        return [c.text for c in self.generate(prompts)]
 
     # ------------------------------------------------------------------ generation
     def _params(self, sp: SamplingConfig, n: int, max_tokens: int, seed: int | None):

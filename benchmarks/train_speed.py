@@ -6,7 +6,9 @@ For each preset (grpo, dapo, reinforce_pp) one iteration of solvergym's trainer 
 ``prompts x group`` completions on SolverSAT-v0 + the update) and the closest TRL ``GRPOTrainer``
 configuration run on the embedded model, on the CPU, in separate processes (so peak memory is each
 run's own). Both generate exactly ``--tokens`` tokens per completion (EOS ignored, no stop strings)
-so the work is equal; prompts are the same SATURN prompts. Reported per run: seconds per optimizer
+so the work is equal; prompts are the same SATURN prompts. solvergym runs its default micro-batch
+of 4 sequences (gradient accumulation inside the optimizer step: the same optimizer batch), TRL
+its one forward over the whole batch. Reported per run: seconds per optimizer
 step (median over ``--steps`` after ``--warmup``), policy tokens/s and peak RSS; the ratio
 ours/TRL is computed in the same run. TRL is an optional dependency (``pip install trl``); TRL runs
 are skipped with a note when it is missing.
@@ -65,7 +67,7 @@ def worker_ours(a) -> dict:
     total = a.warmup + a.steps
     with tempfile.TemporaryDirectory() as d:
         cfg = make_config(a.preset, env="SolverSAT-v0", prompts_per_step=a.prompts, group_size=a.group,
-                          max_new_tokens=a.tokens, max_total_tokens=4096, micro_batch_size=a.prompts * a.group,
+                          max_new_tokens=a.tokens, max_total_tokens=4096, micro_batch_size=min(4, a.prompts * a.group),
                           steps=total, lr=1e-6, dynamic_sampling=False, overlong=False, progress=False, out_dir=d,
                           gradient_checkpointing=a.gc)
         t = Trainer(cfg)

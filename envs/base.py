@@ -181,6 +181,19 @@ class Instance:
     def from_json(cls, text: str):
         return cls.from_dict(json.loads(text))
 
+    @classmethod
+    def coerce(cls, obj: Any):
+        """The dataclass itself (validated), its ``dict`` or its JSON text -> an instance."""
+        if isinstance(obj, cls):
+            obj.validate()
+            return obj
+        if isinstance(obj, str):
+            return cls.from_json(obj)
+        if isinstance(obj, dict):
+            return cls.from_dict(obj)
+        raise TypeError(f"a {cls.__name__} must be given as the dataclass, a dict or JSON text, "
+                        f"got {type(obj).__name__}")
+
     def validate(self) -> None:
         """Raise ``ValueError`` when the instance is inconsistent (called by ``from_dict``)."""
 
@@ -257,17 +270,7 @@ class TextEnv(gym.Env[str, str]):
 
     def coerce_instance(self, obj: Any) -> Instance:
         """Accept the family's dataclass, its ``dict`` or its JSON text."""
-        if isinstance(obj, self.instance_cls):
-            obj.validate()
-            return obj
-        if isinstance(obj, str):
-            return self.instance_cls.from_json(obj)
-        if isinstance(obj, dict):
-            return self.instance_cls.from_dict(obj)
-        raise TypeError(
-            f"options['instance'] must be a {self.instance_cls.__name__}, a dict or JSON text, "
-            f"got {type(obj).__name__}"
-        )
+        return self.instance_cls.coerce(obj)
 
     @property
     def difficulty(self) -> dict[str, Any]:

@@ -6,7 +6,6 @@ import warnings
 from pathlib import Path
 
 import gymnasium as gym
-import numpy as np
 import pytest
 from gymnasium.error import ResetNeeded
 from gymnasium.utils.env_checker import check_env

@@ -139,22 +139,11 @@ def check_trace(
     return report
 
 
-def _parse_kwargs(items: list[str] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"--kwargs: expected key=value, got {item!r}")
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
-    return out
-
-
 def _cmd(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else str(Path(args.traces).with_suffix("")) + ".report.json"
-    kwargs = _parse_kwargs(args.kwargs)
+    from ...cli import parse_kv
+
+    kwargs = parse_kv(args.kwargs)
     if args.reward:
         kwargs["reward"] = args.reward
     try:

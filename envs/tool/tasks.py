@@ -53,14 +53,7 @@ class ToolTask:
         raise NotImplementedError
 
     def coerce(self, obj: Any) -> Instance:
-        if isinstance(obj, self.instance_cls):
-            obj.validate()
-            return obj
-        if isinstance(obj, str):
-            return self.instance_cls.from_json(obj)
-        if isinstance(obj, dict):
-            return self.instance_cls.from_dict(obj)
-        raise TypeError(f"a {self.name} instance must be a {self.instance_cls.__name__}, a dict or JSON text")
+        return self.instance_cls.coerce(obj)
 
     def describe(self, inst: Instance) -> dict[str, Any]:
         return self.difficulty
