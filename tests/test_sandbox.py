@@ -511,3 +511,12 @@ def test_closing_its_pipes_does_not_end_a_program(pool):
     code = "import os, time\nprint('bye', flush=True)\nos.close(1); os.close(2)\ntime.sleep(0.3)\nopen('x', 'w')"
     r = pool.run(code, FAST)
     assert r.status == "ok" and r.stdout == "bye\n" and r.duration_s >= 0.3
+
+
+def test_sandbox_root_is_staged_away_from_visible_trees():
+    # a venv under /tmp (a checkout in /tmp) must stay visible: the staging tmpfs never covers it
+    from solvergym.envs.sandbox import server
+
+    for visible in (["/usr", "/tmp/ckout/.venv"], ["/usr", "/mnt/venv"], ["/usr"]):
+        stage = server._staging_dir(visible)
+        assert not any(p == stage or p.startswith(stage + "/") or stage.startswith(p + "/") for p in visible)

@@ -164,18 +164,33 @@ def _visible_paths(hidden: list[str], extra: list[str]) -> list[str]:
     return out
 
 
+def _staging_dir(visible: list[str]) -> str:
+    for d in ("/mnt", "/media", "/srv", "/var/tmp", "/tmp"):
+        if os.path.isdir(d) and not os.path.islink(d) and not any(_within(p, d) or _within(d, p) for p in visible):
+            return d
+    raise OSError("no directory to stage the sandbox root in (tried /mnt, /media, /srv, /var/tmp, /tmp)")
+
+
 def setup_namespaces(cfg: dict) -> list[str]:
     """New mount/net/IPC/UTS namespaces and a minimal read-only root; returns the active levels."""
     hidden = [os.path.abspath(h) for h in cfg.get("hide", [])]
     _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
     levels = ["netns", "mountns", "ipcns", "utsns"]
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    # /tmp of this namespace holds the new root; nothing of it is visible outside
-    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=8m,mode=755")
-    root = "/tmp/root"
+    visible = _visible_paths(hidden, cfg.get("extra_ro", []))
+    # A tmpfs of this namespace holds the new root (nothing of it is visible outside). It goes on
+    # a directory that neither holds nor lies in a tree the program must see: a venv may live
+    # under /tmp (a checkout in /tmp), and covering it would hide the solvers.
+    stage = _staging_dir(visible)
+    _mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV, "size=8m,mode=755")
+    root = stage + "/root"
     os.mkdir(root, 0o755)
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=755")
-    for p in _visible_paths(hidden, cfg.get("extra_ro", [])):
+    # the private /tmp first, so that a visible tree under /tmp is bound on top of it, not hidden
+    os.makedirs(root + "/tmp", exist_ok=True)
+    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
+           f"size={int(cfg.get('tmp_mb', 256))}m,mode=1777")
+    for p in visible:
         _bind_ro(p, root, hidden)
     os.makedirs(root + "/dev", exist_ok=True)
     for dev in ("null", "zero", "full", "random", "urandom"):
@@ -192,9 +207,6 @@ def setup_namespaces(cfg: dict) -> list[str]:
         os.makedirs(root + "/sys", exist_ok=True)
         _mount("/sys", root + "/sys", None, MS_BIND)
         _mount(None, root + "/sys", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    os.makedirs(root + "/tmp", exist_ok=True)
-    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
-           f"size={int(cfg.get('tmp_mb', 256))}m,mode=1777")
     # the root itself read-only: a program writes only in its working directory under /tmp
     _mount(None, root, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     os.chdir(root)
