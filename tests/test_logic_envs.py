@@ -45,7 +45,7 @@ def test_check_env_passes_without_warnings(env_id, mode):
 @pytest.mark.parametrize("env_id", IDS)
 def test_oracle_trace_mode_gets_the_maximum(env_id):
     env = gym.make(env_id).unwrapped
-    for seed in range(4):
+    for seed in range(40):  # seeds 25 and 81 of SolverLSAT-v0 once had no novel gold step
         env.reset(seed=seed)
         total, n, info = run_oracle(env)
         assert n == 1 and total == pytest.approx(1.55), info["reason"]

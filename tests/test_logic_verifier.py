@@ -2,6 +2,7 @@
 including the App. A examples and the edge cases the definitions spell out."""
 import numpy as np
 import z3
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from solvergym.envs.knights.generator import KnightsInstance
@@ -145,6 +146,20 @@ def test_accept_valid_keeps_unsupported_steps_out_of_the_state():
     assert s.add_step("", 1, "Bob == 3").label == "unsupported"
     v = s.add_step("", 2, "Bob == 2")
     assert v.label == "unsupported" and not v.contradictory
+
+
+def test_accept_novel_keeps_restated_premises_out_of_the_state():
+    # Bob == 2 follows from C2 (Bob == tea) and C3 (tea == 2) together: once both are restated and
+    # accepted it is "implied by previous steps"; the gold traces accept novel steps only
+    labels = {}
+    for accept in ("non_contradictory", "novel"):
+        s = session(ZEBRA, ABC, accept=accept)
+        assert [s.add_step("", k, f).label for k, f in enumerate(["Bob == tea", "tea == 2"], 1)] == \
+            ["restates_premise"] * 2
+        labels[accept] = s.add_step("", 3, "Bob == 2").label
+    assert labels == {"non_contradictory": "redundant", "novel": "novel"}
+    with pytest.raises(ValueError, match="accept must be one of"):
+        session(ZEBRA, ABC, accept="everything")
 
 
 def test_definition_3_tautological_steps_follow_from_the_domain_alone():

@@ -53,6 +53,20 @@ def test_rules_are_irredundant_and_leave_several_outcomes(game, seed):
         assert (np.logical_and.reduce(rest) if rest else np.ones_like(alive)).sum() > alive.sum()
 
 
+@settings(max_examples=30)
+@given(game=st.sampled_from(GAMES), qtype=st.sampled_from(["must_be_true", "if_then"]), seed=st.integers(0, 2**31 - 1))
+def test_the_right_option_needs_more_than_one_premise(game, qtype, seed):
+    # Z3, independently of the generator: no single rule (or the supposed fact) implies the answer
+    # under the domain alone, else no deduction towards it could be novel (Spring Def. 4)
+    inst = generate_lsat(seed, game=game, question_type=qtype)
+    th = LSATTheory(inst)
+    answer = th.compile_text(inst.option_formulas[OPTION_LETTERS.index(inst.answer)])
+    for premise in inst.rule_formulas + inst.fact_formulas:
+        s = z3.Solver()
+        s.add(*th.domain(), th.compile_text(premise), z3.Not(answer))
+        assert s.check() == z3.sat, premise
+
+
 def test_enumeration_agrees_with_z3_model_counts():
     for seed, game in [(0, "ordering"), (1, "grouping"), (2, "assignment")]:
         inst = generate_lsat(seed, game=game, question_type="must_be_true")

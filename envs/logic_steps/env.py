@@ -51,6 +51,7 @@ from .trace import (
     split_step_action,
     zero_components,
 )
+from .verifier import ACCEPT_MODES
 
 __all__ = ["StepVerifiedEnv", "format_answer", "gold_steps", "gold_trace"]
 
@@ -63,8 +64,9 @@ def format_answer(obj: dict[str, Any]) -> str:
 
 def gold_steps(family: Family, instance: Instance) -> list[tuple[str, str]]:
     """The gold reasoning: the family's candidate deductions that the verifier finds novel, in
-    order, when checked against the true premises (so each one stays novel when replayed)."""
-    session = TraceSession(family, instance, get_preset("spring"), accept="valid")
+    order, when checked against the true premises and the novel ones kept before it (so each one
+    stays novel when replayed without the candidates that were dropped)."""
+    session = TraceSession(family, instance, get_preset("spring"), accept="novel")
     session.set_premises(family.gold_answer(instance))
     out = []
     for sentence, formula in family.gold_step_candidates(instance):
@@ -126,8 +128,8 @@ class StepVerifiedEnv(TextEnv):
         if isinstance(step_rewards, dict):
             step_rewards = StepRewards(**step_rewards)
         self.step_rewards = step_rewards or StepRewards()
-        if accept not in ("non_contradictory", "valid"):
-            raise ValueError(f"accept must be 'non_contradictory' or 'valid', got {accept!r}")
+        if accept not in ACCEPT_MODES:
+            raise ValueError(f"accept must be one of {ACCEPT_MODES}, got {accept!r}")
         self.accept = accept
         self.require_unique = require_unique
         self.require_faithful = bool(require_faithful)

@@ -43,7 +43,10 @@ from .formula import Node
 from .sample import WorldSample, evaluate_sample
 from .theory import MetaStep, Theory
 
-__all__ = ["StepVerdict", "BaseStatus", "StepVerifier", "strongly_implies", "LABELS"]
+__all__ = ["StepVerdict", "BaseStatus", "StepVerifier", "strongly_implies", "LABELS", "ACCEPT_MODES"]
+
+#: Which steps enter P^nc (see the module docstring).
+ACCEPT_MODES = ("non_contradictory", "valid", "novel")
 
 #: Step labels, in the order of precedence used to name a step's single verdict.
 LABELS = (
@@ -121,8 +124,8 @@ class StepVerifier:
         accept: str = "non_contradictory",
         timeout_ms: int = 5000,
     ):
-        if accept not in ("non_contradictory", "valid"):
-            raise ValueError(f"accept must be 'non_contradictory' or 'valid', got {accept!r}")
+        if accept not in ACCEPT_MODES:
+            raise ValueError(f"accept must be one of {ACCEPT_MODES}, got {accept!r}")
         self.theory = theory
         self.dom = list(theory.domain())
         self.premises = list(premises)
@@ -262,7 +265,7 @@ class StepVerifier:
         verdict.reason = _reason(verdict, self.premise_texts)
         if verdict.contradictory and r_base_z == SAT:
             verdict.reason = "the step contradicts earlier accepted steps (the premises alone allow it)"
-        if not verdict.contradictory and (self.accept == "non_contradictory" or verdict.valid):
+        if self._accepts(verdict):
             self.accepted.append(pos)
             verdict.accepted = True
         return verdict
@@ -335,10 +338,15 @@ class StepVerifier:
         verdict.reason = _reason(verdict, self.premise_texts)
         if verdict.contradictory and r_base == SAT:
             verdict.reason = "the option is impossible given earlier accepted steps (the premises alone allow it)"
-        if not verdict.contradictory and (self.accept == "non_contradictory" or verdict.valid):
+        if self._accepts(verdict):
             self._sat_claims.add(meta.option)
             verdict.accepted = True
         return verdict
+
+    def _accepts(self, verdict: "StepVerdict") -> bool:
+        if verdict.contradictory:
+            return False
+        return {"non_contradictory": True, "valid": bool(verdict.valid), "novel": bool(verdict.novel)}[self.accept]
 
     def add_unverified(self, z: z3.BoolRef) -> None:
         """Record a parsed step that is not judged (no solver state): it still belongs to Z."""
