@@ -533,6 +533,15 @@ class Trainer:
         state = json.loads((path / "trainer_state.json").read_text())
         self.step, self.data_pos = state["step"], state["data_pos"]
         self.curriculum_state = state.get("curriculum")
+        # rows logged after this checkpoint belong to steps the resumed run does again: drop them,
+        # so metrics.jsonl (and the returned history) holds each step once
+        metrics = self.out / "metrics.jsonl"
+        rows = [json.loads(line) for line in metrics.read_text().splitlines() if line.strip()] \
+            if metrics.exists() else []
+        self.history = [r for r in rows if r.get("step", 0) < self.step]
+        self.acc.wait_for_everyone()  # every rank has read the file before it is rewritten
+        if self.acc.is_main_process and len(self.history) < len(rows):
+            metrics.write_text("".join(json.dumps(r, default=float) + "\n" for r in self.history))
 
     def save_model(self, path: str | Path) -> None:
         """A plain Hugging Face folder (LoRA adapters merged) usable as ``model=path`` anywhere."""

@@ -71,6 +71,7 @@ def test_resume_reaches_the_same_weights(tmp_path):
     straight.train()
     first = Trainer(make_config("grpo", out_dir=str(tmp_path / "b"), **{**TINY, "steps": 2}))
     first.train()
+    first.train_step()  # a step logged after the last checkpoint, then the run dies: resume redoes it
     del first
     resumed = Trainer(make_config("grpo", out_dir=str(tmp_path / "b"), resume="auto", **{**TINY, "steps": 3}))
     assert resumed.step == 2 and resumed.data_pos == straight.data_pos - 2
@@ -78,7 +79,8 @@ def test_resume_reaches_the_same_weights(tmp_path):
     a, b = snapshot(straight.unwrapped), snapshot(resumed.unwrapped)
     assert all(torch.equal(a[k], b[k]) for k in a)
     metrics = [json.loads(line) for line in (tmp_path / "b" / "metrics.jsonl").read_text().splitlines()]
-    assert [m["step"] for m in metrics] == [0, 1, 2]
+    assert [m["step"] for m in metrics] == [0, 1, 2]  # the lost step is logged once, by the resumed run
+    assert [h["step"] for h in resumed.history] == [0, 1, 2]
     assert (tmp_path / "b" / "final" / "config.json").exists()
 
 
