@@ -51,7 +51,7 @@ from .trace import (
     split_step_action,
     zero_components,
 )
-from .verifier import ACCEPT_MODES
+from .verifier import check_accept
 
 __all__ = ["StepVerifiedEnv", "format_answer", "gold_steps", "gold_trace"]
 
@@ -128,9 +128,7 @@ class StepVerifiedEnv(TextEnv):
         if isinstance(step_rewards, dict):
             step_rewards = StepRewards(**step_rewards)
         self.step_rewards = step_rewards or StepRewards()
-        if accept not in ACCEPT_MODES:
-            raise ValueError(f"accept must be one of {ACCEPT_MODES}, got {accept!r}")
-        self.accept = accept
+        self.accept = check_accept(accept)
         self.require_unique = require_unique
         self.require_faithful = bool(require_faithful)
         self.incremental = bool(incremental)

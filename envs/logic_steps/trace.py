@@ -35,7 +35,7 @@ from .family import Family, SolutionScore
 from .formula import FormulaError, to_text
 from .reward import RewardConfig, spring_reward
 from .theory import MetaStep
-from .verifier import ACCEPT_MODES, BaseStatus, StepVerdict, StepVerifier
+from .verifier import BaseStatus, StepVerdict, StepVerifier, check_accept
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
@@ -210,9 +210,7 @@ class TraceSession:
         self.instance = instance
         self.config = config
         self.incremental = incremental
-        if accept not in ACCEPT_MODES:
-            raise ValueError(f"accept must be one of {ACCEPT_MODES}, got {accept!r}")
-        self.accept = accept
+        self.accept = check_accept(accept)
         self.require_unique = family.require_unique if require_unique is None else require_unique
         self.require_faithful = require_faithful
         self.max_steps = max_steps

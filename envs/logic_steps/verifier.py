@@ -43,10 +43,16 @@ from .formula import Node
 from .sample import WorldSample, evaluate_sample
 from .theory import MetaStep, Theory
 
-__all__ = ["StepVerdict", "BaseStatus", "StepVerifier", "strongly_implies", "LABELS", "ACCEPT_MODES"]
+__all__ = ["StepVerdict", "BaseStatus", "StepVerifier", "strongly_implies", "LABELS", "ACCEPT_MODES", "check_accept"]
 
 #: Which steps enter P^nc (see the module docstring).
 ACCEPT_MODES = ("non_contradictory", "valid", "novel")
+
+
+def check_accept(accept: str) -> str:
+    if accept not in ACCEPT_MODES:
+        raise ValueError(f"accept must be one of {ACCEPT_MODES}, got {accept!r}")
+    return accept
 
 #: Step labels, in the order of precedence used to name a step's single verdict.
 LABELS = (
@@ -124,8 +130,7 @@ class StepVerifier:
         accept: str = "non_contradictory",
         timeout_ms: int = 5000,
     ):
-        if accept not in ACCEPT_MODES:
-            raise ValueError(f"accept must be one of {ACCEPT_MODES}, got {accept!r}")
+        check_accept(accept)
         self.theory = theory
         self.dom = list(theory.domain())
         self.premises = list(premises)

@@ -404,8 +404,8 @@ def _try_generate(d: Draws, game, n_entities, n_groups, question_type, max_solut
     # a right answer that one rule (or the supposed fact) implies on its own needs no reasoning:
     # no deduction towards it is novel (Spring Def. 4), so the trace could not earn r_novel
     single = kept + [evaluate(parse_formula(f), shell, worlds) for f in fact_formulas]
-    shallow = {f for t, f, m in truth if any((~r | m).all() for r in single)}
-    must = [(t, f) for t, f in must if f not in shallow]
+    mask_of = {f: m for _, f, m in truth}
+    must = [(t, f) for t, f in must if not any((~r | mask_of[f]).all() for r in single)]
     if qtype in ("must_be_true", "if_then"):
         right, wrong = must, not_must
     elif qtype == "could_be_true":
