@@ -61,6 +61,7 @@ class TrainConfig:
     lr_schedule: str = "constant"  # "constant" | "cosine"
     mixed_precision: str = "auto"  # "auto" (bf16 on CUDA, fp32 on CPU) | "no" | "bf16"
     gradient_checkpointing: bool = False  # trade compute for activation memory
+    shared_prefix: bool = True  # a group's common prompt goes through the model once per forward
     lora: bool = False
     lora_r: int = 16
     lora_alpha: int = 32

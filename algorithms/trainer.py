@@ -73,6 +73,34 @@ def first_logit_position(loss_mask: torch.Tensor) -> int:
     return max(0, int(on[0]) - 1) if len(on) else max(0, loss_mask.shape[1] - 2)
 
 
+def shared_prefix(ids: torch.Tensor, attn: torch.Tensor, group: torch.Tensor, limit: int,
+                  min_len: int = 8) -> tuple[int, torch.Tensor, torch.Tensor] | None:
+    """The prompt a group's samples share, so that it goes through the model once, not G times.
+
+    Returns ``(L, first, inverse)``: every row equals the row ``first[inverse[i]]`` (the first row
+    of its group) on positions ``0..L-1``, with ``L <= limit`` (the positions that need no logits)
+    and no padding there; or ``None`` when no two rows share a group or the common part is shorter
+    than ``min_len`` (not worth a second call). Rows of one group start from the same observation,
+    so ``L`` is the prompt length (the shortest prompt of the micro-batch when groups differ).
+    """
+    uniq, inverse = torch.unique(group, return_inverse=True)
+    if len(uniq) == len(group) or limit < min_len:
+        return None
+    first = torch.stack([(inverse == k).nonzero()[0, 0] for k in range(len(uniq))]).to(ids.device)
+    inverse = inverse.to(ids.device)
+    same = (ids[:, :limit] == ids[first[inverse], :limit]) & attn[:, :limit].bool()
+    length = int(same.long().cumprod(dim=1).sum(dim=1).min())
+    return (length, first, inverse) if length >= min_len else None
+
+
+def _cache_kwarg(model) -> str:
+    """``cache`` (Transformers >= 5.2x) or ``past_key_values`` (earlier), as the model's forward names it."""
+    import inspect
+
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model  # PEFT
+    return "cache" if "cache" in inspect.signature(type(base).forward).parameters else "past_key_values"
+
+
 @dataclass
 class LossInputs:
     """Per-token tensors (N, T) of one micro-batch, aligned with ``input_ids``."""
@@ -290,11 +318,38 @@ class Trainer:
         return s
 
     # ------------------------------------------------------------------ log-probs and advantages
-    def _logits(self, model, ids: torch.Tensor, attn: torch.Tensor, mask: torch.Tensor):
-        """Logits for the positions from the first one that predicts a policy token."""
+    def _logits(self, model, ids: torch.Tensor, attn: torch.Tensor, mask: torch.Tensor,
+                group: torch.Tensor | None = None):
+        """Logits for the positions from the first one that predicts a policy token.
+
+        With ``group`` (and ``cfg.shared_prefix``), the prompt that a group's rows share is run
+        once per group and its key/value cache is indexed out to the rows, then only the rest of
+        each row runs: the same function (gradients flow back through the cache into the shared
+        prompt, summed over the group, exactly as with G copies), at a fraction of the work when
+        the prompt is long and G large. Off under gradient checkpointing while training
+        (Transformers turns the cache off there).
+        """
         start = first_logit_position(mask)
+        keep = ids.shape[1] - start
+        share = None
+        inner = self.acc.unwrap_model(model)
+        if group is not None and self.cfg.shared_prefix and not (
+                self.cfg.gradient_checkpointing and torch.is_grad_enabled() and inner.training):
+            share = shared_prefix(ids, attn, group, start)
         with self.acc.autocast():
-            logits = model(input_ids=ids, attention_mask=attn, logits_to_keep=ids.shape[1] - start).logits
+            if share is not None:
+                length, first, inverse = share
+                # the unwrapped module: under DDP only the call whose output is back-propagated goes
+                # through the wrapper (one backward, each parameter's gradient accumulated once)
+                out = inner(input_ids=ids[first, :length], attention_mask=attn[first, :length], use_cache=True,
+                            logits_to_keep=1)
+                cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+                if cache is not None and hasattr(cache, "batch_select_indices"):
+                    cache.batch_select_indices(inverse)
+                    logits = model(input_ids=ids[:, length:], attention_mask=attn, use_cache=True,
+                                   logits_to_keep=keep, **{_cache_kwarg(inner): cache}).logits
+                    return logits, start
+            logits = model(input_ids=ids, attention_mask=attn, logits_to_keep=keep).logits
         return logits, start
 
     @torch.no_grad()
@@ -304,7 +359,7 @@ class Trainer:
         for s in range(0, len(batch), mb):
             ids = batch.input_ids[s:s + mb].to(self.acc.device)
             attn = batch.attention_mask[s:s + mb].to(self.acc.device)
-            logits, start = self._logits(model, ids, attn, batch.loss_mask[s:s + mb])
+            logits, start = self._logits(model, ids, attn, batch.loss_mask[s:s + mb], batch.group[s:s + mb])
             lp, ent = token_logprobs(logits, ids, self.cfg.temperature, start, entropy=True)
             logps.append(lp.float().cpu())
             ents.append(ent.float().cpu())
@@ -378,6 +433,9 @@ class Trainer:
                 if len(part) == 0:
                     continue
                 norm = self._normalizer(batch, part)
+                # a group's rows side by side, so that micro-batches share prompts (the sum over
+                # the mini-batch is the same in any order)
+                part = part[torch.sort(batch.group[part], stable=True).indices]
                 micro = torch.split(part, cfg.micro_batch_size)
                 total = 0.0
                 for j, mb in enumerate(micro):
@@ -385,7 +443,7 @@ class Trainer:
                     with sync:
                         ids = batch.input_ids[mb].to(self.acc.device)
                         attn = batch.attention_mask[mb].to(self.acc.device)
-                        logits, start = self._logits(self.model, ids, attn, batch.loss_mask[mb])
+                        logits, start = self._logits(self.model, ids, attn, batch.loss_mask[mb], batch.group[mb])
                         logp, ent = token_logprobs(logits, ids, cfg.temperature, start, entropy=True)
                         if first_pass:
                             entropy[mb] = ent.float().cpu()

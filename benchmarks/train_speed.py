@@ -17,7 +17,9 @@ TRL configurations (the mapping is printed too): grpo -> ``loss_type="grpo"``, b
 dapo -> ``loss_type="dapo"``, beta 0, eps 0.2/0.28 (TRL has no dynamic sampling; ours runs
 without it here so that the work is equal); reinforce_pp -> TRL has no REINFORCE++: compared
 with its ``loss_type="dapo"`` at beta 5e-4 (KL in the loss). TRL runs twice: with its default
-``gradient_checkpointing=True`` and with it off.
+``gradient_checkpointing=True`` and with it off. Ours runs twice too: as shipped (a group's shared
+prompt goes through the model once per forward, ``shared_prefix=True``) and with
+``shared_prefix=False`` ("unshared": every sequence whole, as TRL does), to show what that saves.
 """
 from __future__ import annotations
 
@@ -69,7 +71,7 @@ def worker_ours(a) -> dict:
         cfg = make_config(a.preset, env="SolverSAT-v0", prompts_per_step=a.prompts, group_size=a.group,
                           max_new_tokens=a.tokens, max_total_tokens=4096, micro_batch_size=min(4, a.prompts * a.group),
                           steps=total, lr=1e-6, dynamic_sampling=False, overlong=False, progress=False, out_dir=d,
-                          gradient_checkpointing=a.gc)
+                          gradient_checkpointing=a.gc, shared_prefix=not a.no_share)
         t = Trainer(cfg)
         t.sampling.stop, t.sampling.stop_at_answer_block, t.sampling.ignore_eos = (), False, True
         times, tokens = [], []
@@ -128,11 +130,13 @@ def worker_trl(a) -> dict:
             "peak_gib": _peak_gib()}
 
 
-def run_worker(kind: str, a, gc: bool) -> dict:
+def run_worker(kind: str, a, gc: bool, share: bool = True) -> dict:
     cmd = [sys.executable, str(HERE), "--worker", kind, "--preset", a.preset, "--prompts", str(a.prompts),
            "--group", str(a.group), "--tokens", str(a.tokens), "--steps", str(a.steps), "--warmup", str(a.warmup)]
     if gc:
         cmd.append("--gc")
+    if not share:
+        cmd.append("--no-share")
     out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
     if out.returncode != 0:
         return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"}
@@ -151,6 +155,7 @@ def main(argv=None) -> int:
     p.add_argument("--worker", choices=["ours", "trl"], help=argparse.SUPPRESS)
     p.add_argument("--preset", help=argparse.SUPPRESS)
     p.add_argument("--gc", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--no-share", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.worker:
         res = worker_ours(a) if a.worker == "ours" else worker_trl(a)
@@ -168,8 +173,11 @@ def main(argv=None) -> int:
     for preset in a.presets:
         a.preset = preset
         ours = run_worker("ours", a, gc=False)
+        plain = run_worker("ours", a, gc=False, share=False)
         row = {"preset": preset, "ours_step_s": ours.get("step_s"), "ours_tok_s": ours.get("tokens_per_s"),
-               "ours_peak_gib": ours.get("peak_gib"), "ours_error": ours.get("error")}
+               "ours_peak_gib": ours.get("peak_gib"), "ours_rollout_s": ours.get("rollout_s"),
+               "ours_error": ours.get("error"), "plain_step_s": plain.get("step_s"),
+               "plain_peak_gib": plain.get("peak_gib"), "plain_error": plain.get("error")}
         for gc in (True, False) if have_trl else ():
             trl_res = run_worker("trl", a, gc=gc)
             tag = "trl_gc" if gc else "trl"
@@ -177,21 +185,27 @@ def main(argv=None) -> int:
                         f"{tag}_error": trl_res.get("error")})
             if trl_res.get("step_s") and ours.get("step_s"):
                 row[f"ratio_vs_{tag}"] = ours["step_s"] / trl_res["step_s"]
+            if trl_res.get("step_s") and plain.get("step_s"):
+                row[f"plain_ratio_vs_{tag}"] = plain["step_s"] / trl_res["step_s"]
         rows.append(row)
         print(json.dumps(row), flush=True)
 
     def f(v, spec):
         return format(v, spec) if isinstance(v, (int, float)) else "-"
     table = [{"preset": r["preset"], "ours": f(r["ours_step_s"], ".1f"), "ours_mem": f(r["ours_peak_gib"], ".2f"),
-              "tok_s": f(r["ours_tok_s"], ".1f"), "trl_gc": f(r.get("trl_gc_step_s"), ".1f"),
+              "tok_s": f(r["ours_tok_s"], ".1f"), "plain": f(r.get("plain_step_s"), ".1f"),
+              "plain_mem": f(r.get("plain_peak_gib"), ".2f"), "r_plain": f(r.get("plain_ratio_vs_trl_gc"), ".2f"),
+              "trl_gc": f(r.get("trl_gc_step_s"), ".1f"),
               "trl_gc_mem": f(r.get("trl_gc_peak_gib"), ".2f"), "trl": f(r.get("trl_step_s"), ".1f"),
               "trl_mem": f(r.get("trl_peak_gib"), ".2f"), "r_gc": f(r.get("ratio_vs_trl_gc"), ".2f"),
               "r": f(r.get("ratio_vs_trl"), ".2f")} for r in rows]
     print()
     print(format_table(table, [("preset", "preset", "s"), ("ours", "ours s/step", "s"), ("tok_s", "ours tok/s", "s"),
-                               ("ours_mem", "ours GiB", "s"), ("trl_gc", "TRL s/step (GC)", "s"),
+                               ("ours_mem", "ours GiB", "s"), ("plain", "unshared s/step", "s"),
+                               ("plain_mem", "unshared GiB", "s"), ("trl_gc", "TRL s/step (GC)", "s"),
                                ("trl_gc_mem", "TRL GiB (GC)", "s"), ("trl", "TRL s/step", "s"),
-                               ("trl_mem", "TRL GiB", "s"), ("r_gc", "ours/TRL(GC)", "s"), ("r", "ours/TRL", "s")]))
+                               ("trl_mem", "TRL GiB", "s"), ("r_gc", "ours/TRL(GC)", "s"), ("r", "ours/TRL", "s"),
+                               ("r_plain", "unshared/TRL(GC)", "s")]))
     if not have_trl:
         print("\nTRL is not installed (pip install trl): only solvergym was measured.")
     a.out.mkdir(parents=True, exist_ok=True)

@@ -178,3 +178,27 @@ def test_presets_carry_the_papers_values():
         make_config("grpo", overrides={"nope": "1"})
     with pytest.raises(ValueError):
         make_config("grpo", kl_in="reward")
+
+
+def test_shared_prefix_finds_each_groups_prompt():
+    from solvergym.algorithms.trainer import shared_prefix
+
+    # group 7: rows 0 and 2 share 10 tokens, row 2 continues differently; group 3: rows 1 and 3
+    # share 12 tokens; row 3 is padded after position 13
+    ids = torch.arange(16).repeat(4, 1)
+    ids[1] += 100
+    ids[3] += 100
+    ids[2, 10:] = 0
+    ids[3, 12:] = 0
+    attn = torch.ones(4, 16, dtype=torch.long)
+    attn[3, 14:] = 0
+    group = torch.tensor([7, 3, 7, 3])
+    length, first, inverse = shared_prefix(ids, attn, group, limit=15)
+    assert length == 10  # the shortest common prompt of the micro-batch
+    assert first.tolist() == [1, 0] and inverse.tolist() == [1, 0, 1, 0]  # groups sorted: 3, 7
+    assert torch.equal(ids[first[inverse], :length], ids[:, :length])
+    assert shared_prefix(ids, attn, group, limit=6, min_len=4)[0] == 6  # no further than the logits start
+    assert shared_prefix(ids, attn, group, limit=15, min_len=11) is None  # too short to pay a second call
+    assert shared_prefix(ids, attn, torch.arange(4), limit=15) is None  # nothing shared
+    attn[0, 3] = 0  # padding inside the prompt ends the shared part there
+    assert shared_prefix(ids, attn, group, limit=15, min_len=2)[0] == 3

@@ -169,3 +169,44 @@ def test_curriculum_drives_the_trainer(tmp_path):
     assert trainer.step == 1 and trainer.curriculum_state["level"] == [3, 5, 5]
     metrics = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert metrics[-1]["curriculum_level"] == [3, 5, 5]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lora", [False, True])
+def test_shared_prefix_forward_is_the_plain_forward(lora, tmp_path):
+    extra = dict(lora=True, lora_r=4, kl_coef=0.05) if lora else {}
+    trainer = Trainer(make_config("grpo", out_dir=str(tmp_path), **{**TINY, "group_size": 3}, **extra))
+    batch, _ = trainer.collect()
+    from solvergym.algorithms.trainer import first_logit_position, shared_prefix
+    start = first_logit_position(batch.loss_mask)
+    assert shared_prefix(batch.input_ids, batch.attention_mask, batch.group, start)[0] > 20  # the chat prompt
+    if lora:  # adapters that change the output, so that "adapters off" is a different function
+        with torch.no_grad():
+            for k, p in trainer.unwrapped.named_parameters():
+                if "lora_B" in k:
+                    p.normal_(std=0.05, generator=torch.Generator().manual_seed(0))
+    trainer.model.train()
+    got = {}
+    for share in (False, True):
+        trainer.cfg.shared_prefix = share
+        trainer.model.zero_grad(set_to_none=True)
+        logits, start = trainer._logits(trainer.model, batch.input_ids, batch.attention_mask, batch.loss_mask,
+                                        batch.group)
+        logp = token_logprobs(logits, batch.input_ids, 1.0, start)
+        (logp * batch.loss_mask * torch.linspace(-1, 1, logp.shape[1])).sum().backward()
+        grads = {k: p.grad.clone() for k, p in trainer.unwrapped.named_parameters() if p.requires_grad}
+        got[share] = logp.detach(), grads
+        if lora:  # the reference (adapters off) goes through the same path
+            with trainer.unwrapped.disable_adapter(), torch.no_grad():
+                got[share] += (token_logprobs(*trainer._logits(trainer.model, batch.input_ids, batch.attention_mask,
+                                                               batch.loss_mask, batch.group)[:1],
+                                              batch.input_ids, 1.0, start),)
+    mask = batch.loss_mask.bool()
+    assert (got[True][0] - got[False][0])[mask].abs().max() < 1e-4
+    gs, gp = got[True][1], got[False][1]
+    assert max(v.abs().max().item() for v in gp.values()) > 0
+    for k in gp:  # the prompt's gradient arrives once per group member through the indexed cache
+        assert torch.allclose(gs[k], gp[k], rtol=1e-3, atol=1e-5 * gp[k].abs().max().item() + 1e-12), k
+    if lora:
+        assert (got[True][2] - got[False][2])[mask].abs().max() < 1e-4
+        assert (got[True][2] - got[True][0])[mask].abs().max() > 1e-3  # adapters were off
