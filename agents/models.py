@@ -30,6 +30,7 @@ __all__ = [
     "resolve_model",
     "load_model",
     "load_tokenizer",
+    "cache_kwarg",
 ]
 
 DEFAULT_MODEL = "default"
@@ -142,3 +143,12 @@ def load_model(
     if device is not None:
         model.to(device)
     return model, load_tokenizer(path)
+
+
+def cache_kwarg(model: Any) -> str:
+    """The name of the KV-cache argument of ``model.forward``: ``cache`` in Transformers 5.2x,
+    ``past_key_values`` before (PEFT and DDP wrappers are looked through)."""
+    import inspect
+
+    base = model.get_base_model() if hasattr(model, "get_base_model") else getattr(model, "module", model)
+    return "cache" if "cache" in inspect.signature(type(base).forward).parameters else "past_key_values"

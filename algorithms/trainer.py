@@ -30,6 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
+from ..agents.models import cache_kwarg
 from .advantages import (
     grpo_advantages, group_mean_baseline, masked_whiten, reinforce_pp_returns, reinforce_pp_token_rewards,
 )
@@ -91,14 +92,6 @@ def shared_prefix(ids: torch.Tensor, attn: torch.Tensor, group: torch.Tensor, li
     same = (ids[:, :limit] == ids[first[inverse], :limit]) & attn[:, :limit].bool()
     length = int(same.long().cumprod(dim=1).sum(dim=1).min())
     return (length, first, inverse) if length >= min_len else None
-
-
-def _cache_kwarg(model) -> str:
-    """``cache`` (Transformers >= 5.2x) or ``past_key_values`` (earlier), as the model's forward names it."""
-    import inspect
-
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model  # PEFT
-    return "cache" if "cache" in inspect.signature(type(base).forward).parameters else "past_key_values"
 
 
 @dataclass
@@ -347,7 +340,7 @@ class Trainer:
                 if cache is not None and hasattr(cache, "batch_select_indices"):
                     cache.batch_select_indices(inverse)
                     logits = model(input_ids=ids[:, length:], attention_mask=attn, use_cache=True,
-                                   logits_to_keep=keep, **{_cache_kwarg(inner): cache}).logits
+                                   logits_to_keep=keep, **{cache_kwarg(inner): cache}).logits
                     return logits, start
             logits = model(input_ids=ids, attention_mask=attn, logits_to_keep=keep).logits
         return logits, start
