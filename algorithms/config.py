@@ -98,6 +98,7 @@ class TrainConfig:
     # bookkeeping
     log_every: int = 1
     save_every: int = 0  # 0: only at the end
+    keep_checkpoints: int = 2  # the newest N under out_dir/checkpoints are kept (0: all); ~1.6 GB each for 135M
     resume: str | None = None  # a checkpoint dir, or "auto" (the latest under out_dir)
     progress: bool = True
     curriculum: dict[str, Any] | None = None  # SATURN Algorithm 1 settings (SolverSAT-v0 only)
@@ -123,6 +124,8 @@ class TrainConfig:
                 raise ValueError(f"{name} must be >= 1")
         if self.kl_coef < 0:
             raise ValueError("kl_coef must be >= 0")
+        if self.save_every < 0 or self.keep_checkpoints < 0:
+            raise ValueError("save_every and keep_checkpoints must be >= 0 (0: only at the end / keep all)")
         if self.kl_coef > 0 and self.kl_in == "reward" and self.advantage == "grpo":
             raise ValueError("KL in the reward needs a REINFORCE++ advantage (GRPO uses episode rewards)")
         return self

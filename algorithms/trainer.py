@@ -570,8 +570,20 @@ class Trainer:
             state = {"step": self.step, "data_pos": self.data_pos, "curriculum": self.curriculum_state,
                      "config": self.cfg.to_dict()}
             (path / "trainer_state.json").write_text(json.dumps(state, indent=2, default=str) + "\n")
+            self._prune_checkpoints(path)
         self.acc.wait_for_everyone()
         return path
+
+    def _prune_checkpoints(self, saved: Path) -> None:
+        """Keep the ``keep_checkpoints`` newest of out_dir/checkpoints (the one just saved always)."""
+        import shutil
+
+        keep, root = self.cfg.keep_checkpoints, self.out / "checkpoints"
+        if keep <= 0 or saved.parent.resolve() != root.resolve():
+            return
+        others = [p for p in sorted(root.glob("step_*")) if p.resolve() != saved.resolve()]
+        for old in others[:max(0, len(others) - (keep - 1))]:
+            shutil.rmtree(old, ignore_errors=True)
 
     def load_checkpoint(self, path: str | Path) -> None:
         if str(path) == "auto":

@@ -69,8 +69,10 @@ def test_each_preset_trains_on_policy_tokens_only(algo, tmp_path):
 def test_resume_reaches_the_same_weights(tmp_path):
     straight = Trainer(make_config("grpo", out_dir=str(tmp_path / "a"), **{**TINY, "steps": 3}))
     straight.train()
-    first = Trainer(make_config("grpo", out_dir=str(tmp_path / "b"), **{**TINY, "steps": 2}))
+    first = Trainer(make_config("grpo", out_dir=str(tmp_path / "b"), save_every=1, keep_checkpoints=1,
+                                **{**TINY, "steps": 2}))
     first.train()
+    assert [p.name for p in (tmp_path / "b" / "checkpoints").iterdir()] == ["step_000002"]  # step 1's pruned
     first.train_step()  # a step logged after the last checkpoint, then the run dies: resume redoes it
     del first
     resumed = Trainer(make_config("grpo", out_dir=str(tmp_path / "b"), resume="auto", **{**TINY, "steps": 3}))
