@@ -336,11 +336,12 @@ class Trainer:
                 # through the wrapper (one backward, each parameter's gradient accumulated once)
                 out = inner(input_ids=ids[first, :length], attention_mask=attn[first, :length], use_cache=True,
                             logits_to_keep=1)
-                cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+                kw = cache_kwarg(inner)
+                cache = getattr(out, kw, None)
                 if cache is not None and hasattr(cache, "batch_select_indices"):
                     cache.batch_select_indices(inverse)
                     logits = model(input_ids=ids[:, length:], attention_mask=attn, use_cache=True,
-                                   logits_to_keep=keep, **{cache_kwarg(inner): cache}).logits
+                                   logits_to_keep=keep, **{kw: cache}).logits
                     return logits, start
             logits = model(input_ids=ids, attention_mask=attn, logits_to_keep=keep).logits
         return logits, start
