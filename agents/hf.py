@@ -12,6 +12,7 @@
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -238,7 +239,7 @@ def reserve_cache(cache: Any, capacity: int) -> bool:
     layers = getattr(cache, "layers", None)
     if not layers or any(type(layer) is not DynamicLayer or not layer.is_initialized for layer in layers):
         return False
-    reserved = _reserved_class(DynamicLayer)
+    reserved = _reserved_layer_class(DynamicLayer)
     for i, layer in enumerate(layers):
         new = reserved.__new__(reserved)
         new.__dict__.update(vars(layer))
@@ -247,13 +248,9 @@ def reserve_cache(cache: Any, capacity: int) -> bool:
     return True
 
 
-_RESERVED: dict[type, type] = {}
-
-
-def _reserved_class(base: type) -> type:
-    if base not in _RESERVED:
-        _RESERVED[base] = type("ReservedDynamicLayer", (_ReservedLayer, base), {})
-    return _RESERVED[base]
+@functools.cache
+def _reserved_layer_class(base: type) -> type:
+    return type("ReservedDynamicLayer", (_ReservedLayer, base), {})  # built once Transformers is imported
 
 
 def _filter(logp: torch.Tensor, top_p: float, top_k: int) -> torch.Tensor:

@@ -164,6 +164,7 @@ class Trainer:
         total = cfg.steps * cfg.mini_batches * cfg.ppo_epochs
         sched = torch.optim.lr_scheduler.LambdaLR(opt, self._lr_lambda(total))
         self.model, self.optimizer, self.scheduler = self.acc.prepare(model, opt, sched)
+        self._cache_kw = cache_kwarg(model)  # the reference model is the same class
         self.sampling = SamplingConfig(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
                                        top_p=cfg.top_p)
         self.policy = self._make_policy(HFAgent)
@@ -336,7 +337,7 @@ class Trainer:
                 # through the wrapper (one backward, each parameter's gradient accumulated once)
                 out = inner(input_ids=ids[first, :length], attention_mask=attn[first, :length], use_cache=True,
                             logits_to_keep=1)
-                kw = cache_kwarg(inner)
+                kw = self._cache_kw
                 cache = getattr(out, kw, None)
                 if cache is not None and hasattr(cache, "batch_select_indices"):
                     cache.batch_select_indices(inverse)

@@ -183,10 +183,11 @@ def test_shared_prefix_forward_is_the_plain_forward(lora, tmp_path):
     start = first_logit_position(batch.loss_mask)
     assert shared_prefix(batch.input_ids, batch.attention_mask, batch.group, start)[0] > 20  # the chat prompt
     if lora:  # adapters that change the output, so that "adapters off" is a different function
+        gen = torch.Generator().manual_seed(0)
         with torch.no_grad():
             for k, p in trainer.unwrapped.named_parameters():
                 if "lora_B" in k:
-                    p.normal_(std=0.05, generator=torch.Generator().manual_seed(0))
+                    p.normal_(std=0.05, generator=gen)
     trainer.model.train()
     got = {}
     for share in (False, True):
@@ -200,9 +201,9 @@ def test_shared_prefix_forward_is_the_plain_forward(lora, tmp_path):
         got[share] = logp.detach(), grads
         if lora:  # the reference (adapters off) goes through the same path
             with trainer.unwrapped.disable_adapter(), torch.no_grad():
-                got[share] += (token_logprobs(*trainer._logits(trainer.model, batch.input_ids, batch.attention_mask,
-                                                               batch.loss_mask, batch.group)[:1],
-                                              batch.input_ids, 1.0, start),)
+                ref_logits, _ = trainer._logits(trainer.model, batch.input_ids, batch.attention_mask,
+                                                batch.loss_mask, batch.group)
+            got[share] += (token_logprobs(ref_logits, batch.input_ids, 1.0, start),)
     mask = batch.loss_mask.bool()
     assert (got[True][0] - got[False][0])[mask].abs().max() < 1e-4
     gs, gp = got[True][1], got[False][1]
