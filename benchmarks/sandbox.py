@@ -2,8 +2,12 @@
 of trivial programs with one server per core, and what a fork server costs in memory.
 
     python benchmarks/sandbox.py [--runs 30] [--fresh-runs 8] [--throughput 400] [--out benchmarks/results]
+    python benchmarks/sandbox.py --baseline 40efca2   # also: this sandbox against an older commit's
 
-Both sides of every ratio are measured in the same run on the same machine. Each solver runs the
+Both sides of every ratio are measured in the same run on the same machine. ``--baseline REV``
+loads ``envs/sandbox/`` as it was at REV (``git show``) as a second package and measures z3 and
+trivial-program latency and throughput of both, alternating rounds so that both see the same
+machine; it prints new/old ratios (issue 10: within 10% or better). Each solver runs the
 oracle's program for one SAT-Bench-sized formula (12 variables, 8 clauses; App. E.1's scale),
 the program a SolverTool-v0 rollout sends. Prints a table and writes ``sandbox.json``. Targets
 (issue 4, a 2-core machine): z3 <= 20 ms and ortools <= 25 ms median through the sandbox,
@@ -12,12 +16,14 @@ the program a SolverTool-v0 rollout sends. Prints a table and writes ``sandbox.j
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -118,12 +124,64 @@ def bench_memory(pool: SandboxPool) -> dict:
     }
 
 
+def load_baseline(rev: str):
+    """``envs/sandbox/`` at git revision ``rev`` as an importable package (its module)."""
+    root = Path(__file__).resolve().parents[1]
+    files = subprocess.run(["git", "-C", str(root), "ls-tree", "--name-only", rev, "envs/sandbox/"],
+                           check=True, capture_output=True, text=True).stdout.split()
+    # nested so that the old client's "package root" (two levels up) is a private empty directory
+    base = Path(tempfile.mkdtemp(prefix="sgbench-")) / "a" / "b"
+    pkg = base / "_sg_sandbox_baseline"
+    pkg.mkdir(parents=True)
+    for f in files:
+        text = subprocess.run(["git", "-C", str(root), "show", f"{rev}:{f}"], check=True, capture_output=True,
+                              text=True).stdout
+        (pkg / Path(f).name).write_text(text)
+    sys.path.insert(0, str(base))
+    return importlib.import_module("_sg_sandbox_baseline")
+
+
+def bench_against(old_mod, rounds: int, runs: int, trivial: int) -> dict:
+    """z3 latency, trivial-program latency and throughput, this sandbox vs ``old_mod``'s, in
+    alternating rounds."""
+    z3_code = programs()["z3"]
+    pools = {"new": SandboxPool(2).start(), "old": old_mod.SandboxPool(2).start()}
+    lim = {"new": Limits(timeout_s=30.0), "old": old_mod.Limits(timeout_s=30.0)}
+    z3_ms = {k: [] for k in pools}
+    triv_ms = {k: [] for k in pools}
+    rate = {k: [] for k in pools}
+    try:
+        for name, p in pools.items():  # warm: the first forks touch pages the later ones share
+            for _ in range(5):
+                p.run(z3_code, lim[name])
+            p.run_many(["print(1)"] * 8, lim[name])
+        for _ in range(rounds):
+            for name, p in pools.items():
+                z3_ms[name] += [1000 * _timed(lambda: p.run(z3_code, lim[name])) for _ in range(runs)]
+                triv_ms[name] += [1000 * _timed(lambda: p.run("print(1)", lim[name])) for _ in range(runs)]
+                t = time.perf_counter()
+                results = p.run_many(["print(1)"] * trivial, lim[name])
+                rate[name].append(trivial / (time.perf_counter() - t))
+                assert all(r.status == "ok" for r in results), name
+    finally:
+        for p in pools.values():
+            p.close()
+    out = {k: {"z3_median_ms": statistics.median(z3_ms[k]), "trivial_median_ms": statistics.median(triv_ms[k]),
+               "programs_per_s": statistics.median(rate[k])} for k in pools}
+    out["ratio"] = {"z3_latency": out["new"]["z3_median_ms"] / out["old"]["z3_median_ms"],
+                    "trivial_latency": out["new"]["trivial_median_ms"] / out["old"]["trivial_median_ms"],
+                    "throughput": out["new"]["programs_per_s"] / out["old"]["programs_per_s"]}
+    return out
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--runs", type=int, default=30, help="sandbox runs per solver")
     p.add_argument("--fresh-runs", type=int, default=8, help="fresh-interpreter runs per solver")
     p.add_argument("--throughput", type=int, default=400, help="trivial programs for the throughput test")
     p.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
+    p.add_argument("--baseline", metavar="REV", help="also compare with envs/sandbox/ at this git revision")
+    p.add_argument("--rounds", type=int, default=5, help="alternating rounds of the --baseline comparison")
     args = p.parse_args(argv)
 
     t = time.perf_counter()
@@ -157,6 +215,19 @@ def main(argv=None) -> int:
     print(f"fork server memory: RSS {memory['rss_mb_per_server']:.0f} MB, PSS {memory['pss_mb_per_server']:.0f} MB "
           f"per server (shared libraries count in RSS once per process, in PSS divided among them)")
 
+    against = None
+    if args.baseline:
+        against = bench_against(load_baseline(args.baseline), args.rounds, max(10, args.runs // 3),
+                                max(50, args.throughput // 4))
+        against["baseline"] = args.baseline
+        print(f"\nagainst {args.baseline} (same run, {args.rounds} alternating rounds, 2 servers each):")
+        rows = [{"what": label, "old": against["old"][key], "new": against["new"][key],
+                 "ratio": against["new"][key] / against["old"][key]}
+                for label, key in (("z3 median ms", "z3_median_ms"), ("trivial median ms", "trivial_median_ms"),
+                                   ("trivial programs/s", "programs_per_s"))]
+        print(format_table(rows, [("what", "", "s"), ("old", args.baseline, ".1f"), ("new", "this tree", ".1f"),
+                                  ("ratio", "new/old", ".2f")]))
+
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     result = {
@@ -166,6 +237,7 @@ def main(argv=None) -> int:
         "latency": latency,
         "throughput": throughput,
         "memory": memory,
+        "against_baseline": against,
         "targets": {"latency_ms": TARGET_MS, "speedup": TARGET_RATIO, "programs_per_s": TARGET_THROUGHPUT},
     }
     (out / "sandbox.json").write_text(json.dumps(result, indent=2) + "\n")

@@ -64,7 +64,7 @@ def _sandbox_processes(pool: SandboxPool) -> list[int]:
     for s in pool._servers:
         if s.uid_base:
             procs = _processes_with_uid_in(s.uid_base, s.uid_base + 4096)
-            waiting = [p for p in procs if _ppid_of(p) == s.pid]
+            waiting = [p for p in procs if _ppid_of(p) == s.hello.get("zygote_pid")]
             out += procs if len(waiting) > 1 else [p for p in procs if p not in waiting]
     return out
 

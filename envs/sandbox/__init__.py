@@ -1,38 +1,50 @@
-"""The solver sandbox (DESIGN.md "Sandbox"; SAT-RL §3.4): model-written programs run in children
-of a fork server that imported the solvers once, under rlimits, a dropped uid and (where the
-kernel allows) namespaces and a minimal read-only root; results are typed and carry the solver
-calls the program made and the formula its last call was handed.
+"""The solver sandbox (``docs/design.md`` "Sandbox"; SAT-RL §3.4): model-written programs run in
+children of a zygote that imported the solvers once, under rlimits, a dropped uid, a memory budget
+over all of a program's processes and (where the kernel allows) namespaces and a minimal read-only
+root; results are typed and carry the solver calls the program made and the formula its last call
+was handed.
 
     from solvergym.envs.sandbox import SandboxPool, Limits
     with SandboxPool() as pool:
         r = pool.run("from z3 import *\\nx = Bool('x'); s = Solver(); s.add(x); print(s.check())")
         r.status, r.stdout, r.solver_calls, r.formula["text"]
 
-``server.py`` is the fork server (standard library + solvers; never imports solvergym),
-``instrument.py`` the solver-call capture inside each child, ``client.py`` the pool.
+``server.py`` is the supervisor (one per pool slot: reads programs, supervises, validates, cleans
+up), ``zygote.py`` the process every child is forked from (it never sees a program, so no program
+finds an earlier one in its memory), ``instrument.py`` the solver-call capture inside each child,
+``record.py`` the schema of what a child reports, ``linux.py`` the system calls; none imports
+solvergym. ``client.py`` is the pool.
 
-Isolation levels (``SandboxPool.isolation`` reports which are active and why others are not):
+What is enforced, per program (``SandboxPool.isolation`` lists the active levels and why others
+are not):
 
-- **default, ``isolation="auto"``**: when the process runs as root and the kernel allows it, each
-  server lives in new mount, network, IPC and UTS namespaces, ``chroot``-ed into a read-only root
-  that holds only the system directories and the interpreter's prefixes (no solvergym sources, no
-  home directories, no datasets), with ``/proc`` mounted ``hidepid=2`` and a private tmpfs
-  ``/tmp``; every child additionally gets its own uid (so RLIMIT_NPROC and the clean-up are per
-  program), rlimits, ``no_new_privs``, a fresh working directory and an empty environment. This
-  is the default because it costs nothing per program (the namespaces are made once per server,
-  children share them one at a time: the network namespace has no interface up and an
-  unprivileged uid cannot configure one) and needs no package or binary beyond the kernel.
-- without root (or with ``isolation="basic"``): rlimits, process group, clean environment and
-  working directory, and Landlock (when the kernel has it: writes only in the working directory):
-  no uid drop (RLIMIT_NPROC then counts all of the user's processes), no network isolation, files
-  readable by the user stay readable. ``bwrap=True`` where bubblewrap is installed adds the
-  namespaces back.
-- opt-in, defence in depth: ``landlock=True`` under the namespaces too (kernel >= 5.13; writes
-  confined to the working directory), ``seccomp=True`` (``pip install pyseccomp``; no sockets but AF_UNIX, no ptrace,
-  mount, namespaces, bpf, io_uring, keyrings), ``bwrap=True`` (bubblewrap runs the server, adding
-  a PID namespace). They are off by default because on a root machine they close no path the
-  default leaves open, and each needs something (a kernel option, a package, a binary) that not
-  every machine has.
+- **always**: a child forked from the zygote (no earlier program's code, output or record is in
+  its memory); its own process group, subreaper clean-up (every process it started is killed
+  after it, however it re-grouped); RLIMIT_CPU/AS/FSIZE/NPROC/NOFILE/MSGQUEUE; the memory budget
+  summed over all its processes (``Limits.memory_mb``, checked every 10 ms); the wall clock and the
+  output cap; a fresh working directory with an unpredictable name; an empty environment;
+  ``no_new_privs``; a record that is validated (schema, size, depth) and must carry the run's
+  secret, or the program's status is ``error``; clean-up in ``finally``.
+- **as root, ``isolation="auto"`` (the default)**: each server lives in new mount, network, IPC and
+  UTS namespaces, ``chroot``-ed into a read-only root that holds only the system directories and
+  the interpreter's prefixes (no solvergym sources, home directories or datasets), ``/proc``
+  mounted ``hidepid=2``; System V IPC is off in that IPC namespace (no segment can outlive a
+  program or hold memory outside its budget); every program gets a fresh tmpfs as ``/tmp``
+  (detached after it: its files, a full disk, squatted names are gone) and its own uid. The
+  namespaces are made once per server; the per-program costs are a tmpfs mount and a fork.
+- without root (or with ``isolation="basic"``): rlimits, the memory budget, process group, clean
+  environment and working directory, and Landlock (when the kernel has it: writes only in the
+  working directory): no uid drop, no network isolation, /tmp and System V IPC shared with the
+  machine. ``bwrap=True`` where bubblewrap is installed adds namespaces back.
+- opt-in, defence in depth: ``landlock=True`` under the namespaces too, ``seccomp=True`` (``pip
+  install pyseccomp``; no sockets but AF_UNIX, no ptrace, mount, namespaces, bpf, io_uring,
+  keyrings), ``bwrap=True``.
+
+What is advisory: the ``tool`` evidence (which solver calls a program made, and the formula of
+the last) is recorded inside the program's own process. A single write to the report descriptor
+or a call of a function found by name earns nothing, and a call counts only once the solver
+returned; a program that walks its interpreter's objects to find the capture and its secret can
+still forge a record (``instrument.py``, "Trust").
 """
 from .client import (
     SOLVER_FAMILIES,

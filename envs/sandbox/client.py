@@ -17,6 +17,7 @@ import json
 import os
 import queue
 import random
+import select
 import shutil
 import signal
 import subprocess
@@ -29,7 +30,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from . import server as _proto
+from . import linux as _proto
+from . import record as _record
 
 __all__ = [
     "STATUSES",
@@ -51,7 +53,7 @@ STATUSES = ("ok", "error", "timeout", "memory", "killed", "output_limit")
 SOLVER_FAMILIES = ("z3", "pysmt", "python-sat", "ortools", "sympy")
 
 _SERVER_PATH = Path(__file__).with_name("server.py")
-_INSTRUMENT_PATH = Path(__file__).with_name("instrument.py")
+_SANDBOX_DIR = Path(__file__).resolve().parent  # server.py and the siblings it loads by path
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the solvergym package directory
 
 
@@ -61,8 +63,14 @@ class SandboxError(RuntimeError):
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-program limits. ``memory_mb`` is address space on top of the pre-imported solvers
-    (RLIMIT_AS cannot tell shared library mappings from the program's own allocations).
+    """Per-program limits.
+
+    ``memory_mb`` is enforced twice: as each process's address space on top of the pre-imported
+    solvers (RLIMIT_AS, which cannot tell shared library mappings from the program's own
+    allocations), and over all of the program's processes together: the server sums their
+    private memory every 10 ms and kills the group past the budget (status ``memory``). Files
+    the program writes live in its own ``/tmp`` (a tmpfs of :attr:`SandboxConfig.tmp_mb`).
+    ``nproc`` caps the program's processes and threads together (one uid per program).
     ``cpu_s`` defaults to the wall-clock timeout rounded up plus one. ``output_bytes`` bounds
     stdout + stderr together: past it the program is killed (status ``output_limit``);
     ``keep_bytes`` is the tail of each stream that comes back."""
@@ -71,7 +79,7 @@ class Limits:
     cpu_s: int | None = None
     memory_mb: int = 2048
     fsize_mb: int = 16
-    nproc: int = 64
+    nproc: int = 32
     nofile: int = 256
     output_bytes: int = 1 << 20
     keep_bytes: int = 64 << 10
@@ -96,7 +104,9 @@ class SandboxConfig:
     add those layers where the kernel / the ``pyseccomp`` package allow; ``bwrap`` starts each server inside
     bubblewrap (new PID namespace too) when the ``bwrap`` binary is installed, in place of the
     built-in namespaces. ``hide`` lists trees a program must not
-    see (the solvergym package is always hidden); ``extra_ro`` trees it may read.
+    see (the solvergym package is always hidden); ``extra_ro`` trees it may read. ``tmp_mb``:
+    the size of the fresh tmpfs each program gets as ``/tmp`` under the namespaces (its files
+    there are gone with it).
     """
 
     isolation: str = "auto"
@@ -104,7 +114,7 @@ class SandboxConfig:
     seccomp: bool = False
     hide: tuple[str, ...] = ()
     extra_ro: tuple[str, ...] = ()
-    tmp_mb: int = 256
+    tmp_mb: int = 64
     start_timeout_s: float = 120.0
     bwrap: bool = False
 
@@ -157,24 +167,37 @@ class SandboxResult:
         return asdict(self)
 
     @classmethod
-    def from_response(cls, resp: dict, server_pid: int | None) -> "SandboxResult":
-        rep = resp.get("report") or {}
+    def from_response(cls, resp: Any, server_pid: int | None) -> "SandboxResult":
+        """The result a server sent, every field checked (a malformed one becomes ``killed`` or,
+        for the program's record, ``error``, with the reason; this never raises)."""
+        if not isinstance(resp, dict):
+            return cls.failure("killed", "the sandbox server sent a malformed answer", pid=server_pid)
+        status = resp.get("status")
+        if status not in STATUSES:
+            return cls.failure("killed", "the sandbox server sent an unknown status", pid=server_pid)
+        reason = _text(resp.get("reason"))
+        rep: dict = {}
+        if resp.get("report") is not None:
+            try:
+                rep = _record.clean(resp["report"])
+            except _record.RecordError as e:
+                status, reason = "error", f"the program's solver-call record was rejected: {e}"
+        code = resp.get("exit_code")
         return cls(
-            status=resp.get("status", "killed"),
-            exit_code=resp.get("exit_code"),
-            stdout=resp.get("stdout", ""),
-            stderr=resp.get("stderr", ""),
-            duration_s=float(resp.get("duration_s", 0.0)),
-            reason=resp.get("reason", ""),
-            signal=resp.get("signal"),
-            cpu_s=float(resp.get("cpu_s", 0.0)),
-            stdout_bytes=int(resp.get("stdout_bytes", 0)),
-            stderr_bytes=int(resp.get("stderr_bytes", 0)),
-            solvers_imported=[str(x) for x in rep.get("imported", []) if isinstance(x, str)],
-            solver_calls=[(str(c[0]), str(c[1])) for c in rep.get("calls", [])
-                          if isinstance(c, (list, tuple)) and len(c) == 2],
-            n_solver_calls=int(rep.get("n_calls", 0) or 0),
-            formula=rep.get("formula") if isinstance(rep.get("formula"), dict) else None,
+            status=status,
+            exit_code=code if type(code) is int else None,
+            stdout=_text(resp.get("stdout")),
+            stderr=_text(resp.get("stderr")),
+            duration_s=_number(resp.get("duration_s")),
+            reason=reason,
+            signal=resp.get("signal") if isinstance(resp.get("signal"), str) else None,
+            cpu_s=_number(resp.get("cpu_s")),
+            stdout_bytes=_count(resp.get("stdout_bytes")),
+            stderr_bytes=_count(resp.get("stderr_bytes")),
+            solvers_imported=list(rep.get("imported", [])),
+            solver_calls=[(c[0], c[1]) for c in rep.get("calls", [])],
+            n_solver_calls=rep.get("n_calls", 0),
+            formula=rep.get("formula"),
             formula_error=rep.get("formula_error"),
             server_pid=server_pid,
         )
@@ -183,6 +206,18 @@ class SandboxResult:
     def failure(cls, status: str, reason: str, duration: float = 0.0, pid: int | None = None) -> "SandboxResult":
         return cls(status=status, exit_code=None, stdout="", stderr="", duration_s=duration, reason=reason,
                    server_pid=pid)
+
+
+def _text(x: Any) -> str:
+    return x if isinstance(x, str) else ""
+
+
+def _number(x: Any) -> float:
+    return float(x) if type(x) in (int, float) and 0 <= x < 1e12 else 0.0
+
+
+def _count(x: Any) -> int:
+    return x if type(x) is int and x >= 0 else 0
 
 
 # ----------------------------------------------------------------------------- one server
@@ -226,7 +261,6 @@ class _Server:
             "hide": hide,
             "extra_ro": extra,
             "tmp_mb": self.cfg.tmp_mb,
-            "instrument_path": str(_INSTRUMENT_PATH),
         }
         # The server gets no environment of ours: no secrets, no seeds, no PYTHON* variables.
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "MALLOC_ARENA_MAX": "2",
@@ -262,7 +296,7 @@ class _Server:
             return self._lost(t0, "the sandbox server was gone; it has been replaced")
         # the server enforces the limit; this margin only catches a server that hangs or died
         resp = self._read(limits.timeout_s + 10.0)
-        if resp is None or resp.get("id") != self.counter:
+        if not isinstance(resp, dict) or resp.get("id") != self.counter:
             return self._lost(t0, "the sandbox server died or stopped answering while running the "
                                   "program; it has been replaced")
         return SandboxResult.from_response(resp, self.pid)
@@ -273,8 +307,6 @@ class _Server:
         return SandboxResult.failure("killed", reason, time.perf_counter() - t0, pid)
 
     def _read(self, timeout: float) -> dict | None:
-        import select
-
         fd = self.proc.stdout.fileno()
         deadline = time.monotonic() + timeout
         buf = bytearray()
@@ -295,7 +327,7 @@ class _Server:
                 if len(buf) >= need:
                     try:
                         return json.loads(bytes(buf[4:need]))
-                    except ValueError:
+                    except (ValueError, RecursionError):
                         return None
 
     def ping(self, timeout: float = 5.0) -> bool:
@@ -350,7 +382,7 @@ def _bwrap_argv(bwrap: str, hide: list[str], tmp_mb: int) -> list[str]:
             "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
     for h in hide:
         argv += ["--tmpfs", h]
-    for prefix in sorted({sys.prefix, sys.exec_prefix, str(_SERVER_PATH), str(_INSTRUMENT_PATH)}):
+    for prefix in sorted({sys.prefix, sys.exec_prefix, str(_SANDBOX_DIR)}):
         if any(prefix == h or prefix.startswith(h.rstrip("/") + "/") for h in hide):
             argv += ["--ro-bind", prefix, prefix]
     for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_KILL"):
@@ -428,8 +460,10 @@ class SandboxPool:
             raise SandboxError("this sandbox pool is closed")
         if not server.alive():
             if server.proc is not None or server.hello:
+                # ``restarts``: servers replaced after they died, each death counted here once
                 self.restarts += 1
                 server.kill()
+                server.hello = {}
             server.start()
 
     def close(self) -> None:
@@ -481,10 +515,13 @@ class SandboxPool:
         server = self._idle.get()
         try:
             self._ensure(server)
-            result = server.request(code, limits)
-            if result.status == "killed" and not server.alive():
-                self.restarts += 1
-            return result
+            try:
+                return server.request(code, limits)
+            except Exception as e:  # one program's result is never another's exception
+                pid = server.pid
+                server.kill()
+                return SandboxResult.failure("killed", f"the sandbox failed on this program ({type(e).__name__}); "
+                                             "its server has been replaced", pid=pid)
         finally:
             self._idle.put(server)
 

@@ -21,13 +21,27 @@ taken at call time, so later ``add`` calls do not change it). Calls made by a so
 behalf of another (pysmt running z3, pysat's ``enum_models`` adding blocking clauses) are not
 counted as the program's: a depth guard records only the outermost call.
 
-This file runs in the fork server, which must not import solvergym: it uses only the standard
-library and the solvers, each optional. The patches are installed once in the server (before it
-forks) and are inert there; :func:`begin` arms them in a child.
+This file runs in the sandbox's zygote, which must not import solvergym: it uses only the standard
+library and the solvers, each optional. The patches are installed once in the zygote (before it
+forks any child) and are inert there; :meth:`Capture.begin` arms them in a child.
 
-Trust: the instrumentation lives in the child's address space, so a program can tamper with its
-own record. That can only make it claim a formula it could have handed to a solver anyway; the
-reward it buys is the reward of writing that program honestly.
+Trust (what the ``tool`` reward can and cannot prove): the capture runs inside the program's own
+process, so it is evidence, not proof. What the sandbox guarantees:
+
+- a call counts only once the patched solver entry point *returned* (calling the wrapper with a
+  fake object that makes the real solver raise records nothing);
+- the capture's state lives in a :class:`Capture` object reachable only through the closures of
+  the patched methods (no module-level state, this module is not in the program's
+  ``sys.modules``), and the record carries a per-run secret the server sent with the program
+  and checks before it believes a word of it: one write to the report descriptor, or one call of
+  a function found by name, earns nothing;
+- only the process that armed the capture reports (a forked helper that exits writes nothing).
+
+What it cannot prove: a program that walks the interpreter's objects (``gc``, closure cells,
+``ctypes`` reads of its own memory) can find the capture and its secret and forge a record; such
+a record can claim only a formula the program could have handed to a solver anyway, so the
+``equivalence`` reward it buys is the reward of writing that program honestly, and ``tool`` is
+0.1. Nothing in the process can make in-process evidence unforgeable.
 """
 from __future__ import annotations
 
@@ -52,11 +66,23 @@ _SOLVER_TOPS = frozenset(SOLVER_MODULES)
 MAX_CALLS = 200  # calls listed in the report (the count is always exact)
 MAX_CLAUSES = 200_000  # clauses remembered per pysat solver
 MAX_SYMPY_NODES = 200_000
+MAX_SYMPY_DEPTH = 100
 MAX_PROTO_TEXT = 1 << 20
 
 
-class _State:
+class Capture:
+    """The capture of one process: what the patched entry points recorded, and the channel
+    that reports it (armed by :meth:`begin` in a freshly forked child; inert before)."""
+
+    #: this file, whose frames (the import hook) are left out of a program's tracebacks
+    source_file = __file__
+
     def __init__(self):
+        self.reset()
+        self._fd: int | None = None
+        self._writer = None
+
+    def reset(self) -> None:
         self.active = False
         self.depth = 0
         self.imported: set[str] = set()
@@ -66,37 +92,85 @@ class _State:
         self.pools: list = []
         self.memory_error = False
 
+    def record(self, family: str, call: str, kind: str, snapshot) -> None:
+        self.n_calls += 1
+        if len(self.calls) < MAX_CALLS:
+            self.calls.append([family, call])
+        self.last = (family, call, kind, snapshot)
 
-STATE = _State()
+    def begin(self, report_fd: int, secret: str) -> None:
+        """Arm the capture in a freshly forked child: ``secret`` goes into every record (the
+        server rejects a record without it), and only this process will report."""
+        self.reset()
+        self.active = True
+        self._writer = _report_writer(self, report_fd, secret, os.getpid())
+        builtins.__import__ = _tracking_import(self)
+        os._exit = self._writer
+
+    def note_memory_error(self) -> None:
+        self.memory_error = True
+
+    def exit(self, code: int):
+        """Flush, report (once, from the armed process only) and end the process."""
+        writer = self._writer
+        if writer is None:
+            _real_exit(code)
+        writer(code)
+
+
+def _report_writer(cap: "Capture", fd: int, secret: str, pid: int):
+    """The exit function of an armed process; the secret lives only in this closure."""
+    sent = []
+
+    def exit_with_report(code):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        # a forked helper inherits this function and the descriptor: it reports nothing
+        if os.getpid() == pid and not sent:
+            sent.append(True)
+            try:
+                rec = report(cap)
+                rec["secret"] = secret
+                data = json.dumps(rec, separators=(",", ":"), default=str).encode("utf-8", "replace")
+            except Exception as e:
+                data = json.dumps({"secret": secret, "formula_error": f"report failed: {type(e).__name__}"}).encode()
+            view = memoryview(data)
+            try:
+                while view:
+                    view = view[os.write(fd, view):]
+                os.close(fd)
+            except OSError:
+                pass
+        _real_exit(code)
+
+    return exit_with_report
+
+
 _real_exit = os._exit
-_report_fd: int | None = None
 
 
-# ----------------------------------------------------------------------------- recording
-def _record(family: str, call: str, kind: str, snapshot) -> None:
-    STATE.n_calls += 1
-    if len(STATE.calls) < MAX_CALLS:
-        STATE.calls.append([family, call])
-    STATE.last = (family, call, kind, snapshot)
-
-
-def _wrap_call(family: str, call: str, kind: str, fn, snapshot):
-    """Record ``fn``'s outermost calls with ``snapshot(*args, **kwargs)`` taken before running."""
+def _wrap_call(cap: Capture, family: str, call: str, kind: str, fn, snapshot):
+    """Record ``fn``'s outermost calls with ``snapshot(*args, **kwargs)`` taken before running;
+    the call is recorded once ``fn`` returned."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if not STATE.active or STATE.depth:
+        if not cap.active or cap.depth:
             return fn(*args, **kwargs)
-        STATE.depth += 1
+        cap.depth += 1
         try:
             try:
                 snap = snapshot(*args, **kwargs)
             except Exception as e:  # a snapshot must never break the program
                 snap = _SnapshotError(f"{type(e).__name__}: {e}")
-            _record(family, call, kind, snap)
-            return fn(*args, **kwargs)
+            out = fn(*args, **kwargs)
+            cap.record(family, call, kind, snap)
+            return out
         finally:
-            STATE.depth -= 1
+            cap.depth -= 1
 
     wrapper.__solvergym_wrapped__ = fn
     return wrapper
@@ -107,26 +181,26 @@ class _SnapshotError:
         self.message = message
 
 
-def _patch(owner, name: str, family: str, call: str, kind: str, snapshot) -> bool:
+def _patch(cap: Capture, owner, name: str, family: str, call: str, kind: str, snapshot) -> bool:
     fn = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
     if fn is None or getattr(fn, "__solvergym_wrapped__", None) is not None:
         return False
     try:
-        setattr(owner, name, _wrap_call(family, call, kind, fn, snapshot))
+        setattr(owner, name, _wrap_call(cap, family, call, kind, fn, snapshot))
         return True
     except (TypeError, AttributeError):  # extension types are immutable
         return False
 
 
 # ----------------------------------------------------------------------------- z3
-def _install_z3() -> None:
+def _install_z3(cap: Capture) -> None:
     import z3
 
     def snap(self, *assumptions):
         return (list(self.assertions()), list(assumptions))
 
-    _patch(z3.Solver, "check", "z3", "Solver.check", "z3", snap)
-    _patch(z3.Optimize, "check", "z3", "Optimize.check", "z3", snap)
+    _patch(cap, z3.Solver, "check", "z3", "Solver.check", "z3", snap)
+    _patch(cap, z3.Optimize, "check", "z3", "Optimize.check", "z3", snap)
 
 
 def _z3_formula(snapshot) -> dict:
@@ -144,13 +218,13 @@ def _z3_formula(snapshot) -> dict:
 
 
 # ----------------------------------------------------------------------------- pysmt
-def _install_pysmt() -> None:
+def _install_pysmt(cap: Capture) -> None:
     from pysmt.solvers.solver import IncrementalTrackingSolver
 
     def snap(self, assumptions=None):
         return (list(self.assertions), list(assumptions or []))
 
-    _patch(IncrementalTrackingSolver, "solve", "pysmt", "Solver.solve", "pysmt", snap)
+    _patch(cap, IncrementalTrackingSolver, "solve", "pysmt", "Solver.solve", "pysmt", snap)
 
 
 def _pysmt_formula(snapshot) -> dict:
@@ -168,7 +242,7 @@ def _pysmt_formula(snapshot) -> dict:
 
 
 # ----------------------------------------------------------------------------- pysat
-def _install_pysat() -> None:
+def _install_pysat(cap: Capture) -> None:
     from pysat import formula as pf
     from pysat import solvers as ps
 
@@ -178,8 +252,8 @@ def _install_pysat() -> None:
         @functools.wraps(orig_init)
         def init(self, *args, **kwargs):
             orig_init(self, *args, **kwargs)
-            if STATE.active:
-                STATE.pools.append(self)
+            if cap.active:
+                cap.pools.append(self)
 
         init.__solvergym_wrapped__ = orig_init
         pf.IDPool.__init__ = init
@@ -190,21 +264,21 @@ def _install_pysat() -> None:
             continue
         if backend is not None and not issubclass(cls, backend):
             continue
-        _patch_pysat_backend(cls)
+        _patch_pysat_backend(cap, cls)
 
 
 def _clauses_of(solver) -> list:
     return solver.__dict__.setdefault("_solvergym_clauses", [])
 
 
-def _patch_pysat_backend(cls) -> None:
+def _patch_pysat_backend(cap: Capture, cls) -> None:
     name = cls.__name__
     add = cls.__dict__.get("add_clause")
     if add is not None and getattr(add, "__solvergym_wrapped__", None) is None:
 
         @functools.wraps(add)
         def add_clause(self, clause, *args, **kwargs):
-            if STATE.active and not STATE.depth:
+            if cap.active and not cap.depth:
                 store = _clauses_of(self)
                 if len(store) < MAX_CLAUSES:
                     try:
@@ -223,7 +297,7 @@ def _patch_pysat_backend(cls) -> None:
 
         @functools.wraps(atmost)
         def add_atmost(self, lits, k, *args, **kwargs):
-            if STATE.active and not STATE.depth:
+            if cap.active and not cap.depth:
                 try:
                     _clauses_of(self).append({"atmost": [int(x) for x in lits], "k": int(k)})
                 except (TypeError, ValueError):
@@ -237,29 +311,30 @@ def _patch_pysat_backend(cls) -> None:
         return (list(_clauses_of(self)), [int(x) for x in (assumptions or ())],
                 bool(self.__dict__.get("_solvergym_overflow")))
 
-    _patch(cls, "solve", "python-sat", f"{name}.solve", "pysat", snap)
-    _patch(cls, "solve_limited", "python-sat", f"{name}.solve_limited", "pysat", snap)
+    _patch(cap, cls, "solve", "python-sat", f"{name}.solve", "pysat", snap)
+    _patch(cap, cls, "solve_limited", "python-sat", f"{name}.solve_limited", "pysat", snap)
 
     enum = cls.__dict__.get("enum_models") or getattr(cls, "enum_models", None)
     if enum is not None and getattr(enum, "__solvergym_wrapped__", None) is None:
 
         @functools.wraps(enum)
         def enum_models(self, assumptions=(), *args, **kwargs):
-            if not STATE.active or STATE.depth:
+            if not cap.active or cap.depth:
                 return enum(self, assumptions, *args, **kwargs)
-            _record("python-sat", f"{name}.enum_models", "pysat", snap(self, assumptions))
+            before = snap(self, assumptions)
             inner = enum(self, assumptions, *args, **kwargs)
+            cap.record("python-sat", f"{name}.enum_models", "pysat", before)
 
             def iterate():
                 # the blocking clauses enum_models adds are the library's, not the program's
                 while True:
-                    STATE.depth += 1
+                    cap.depth += 1
                     try:
                         model = next(inner)
                     except StopIteration:
                         return
                     finally:
-                        STATE.depth -= 1
+                        cap.depth -= 1
                     yield model
 
             return iterate()
@@ -268,14 +343,14 @@ def _patch_pysat_backend(cls) -> None:
         cls.enum_models = enum_models
 
 
-def _pysat_formula(snapshot) -> dict:
+def _pysat_formula(snapshot, cap: Capture) -> dict:
     clauses, assumptions, overflow = snapshot
     plain = [c for c in clauses if isinstance(c, list)]
     atmost = [[c["atmost"], c["k"]] for c in clauses if isinstance(c, dict)]
     plain += [[a] for a in assumptions]
     used = {abs(x) for c in plain for x in c} | {abs(x) for lits, _ in atmost for x in lits}
     names: dict[str, str] = {}
-    pools = list(STATE.pools)
+    pools = list(cap.pools)
     try:
         from pysat.formula import Formula
 
@@ -293,7 +368,7 @@ def _pysat_formula(snapshot) -> dict:
 
 
 # ----------------------------------------------------------------------------- OR-Tools
-def _install_ortools() -> None:
+def _install_ortools(cap: Capture) -> None:
     try:
         from ortools.sat.python import cp_model
     except ImportError:
@@ -307,7 +382,7 @@ def _install_ortools() -> None:
 
         for name in ("Solve", "solve", "SolveWithSolutionCallback", "solve_with_solution_callback",
                      "SearchForAllSolutions", "search_for_all_solutions"):
-            _patch(cp_model.CpSolver, name, "ortools", f"CpSolver.{name}", "cpsat", snap)
+            _patch(cap, cp_model.CpSolver, name, "ortools", f"CpSolver.{name}", "cpsat", snap)
     try:
         from ortools.linear_solver import pywraplp
     except ImportError:
@@ -316,7 +391,7 @@ def _install_ortools() -> None:
     def lp_snap(self, *args, **kwargs):
         return self.ExportModelAsLpFormat(False)
 
-    _patch(pywraplp.Solver, "Solve", "ortools", "linear_solver.Solve", "lp", lp_snap)
+    _patch(cap, pywraplp.Solver, "Solve", "ortools", "linear_solver.Solve", "lp", lp_snap)
 
 
 _CP_LITERAL_LISTS = ("bool_or", "bool_and", "at_most_one", "exactly_one", "bool_xor")
@@ -363,7 +438,7 @@ def _cpsat_formula(model) -> dict:
 
 
 # ----------------------------------------------------------------------------- sympy
-def _install_sympy() -> None:
+def _install_sympy(cap: Capture) -> None:
     import sympy
     import sympy.logic
     import sympy.logic.inference as inf
@@ -375,7 +450,7 @@ def _install_sympy() -> None:
     def snap(expr, *args, **kwargs):
         return expr
 
-    wrapped = _wrap_call("sympy", "satisfiable", "sympy", orig, snap)
+    wrapped = _wrap_call(cap, "sympy", "satisfiable", "sympy", orig, snap)
     for mod in (inf, sympy.logic, sympy):
         if getattr(mod, "satisfiable", None) is orig:
             mod.satisfiable = wrapped
@@ -387,10 +462,12 @@ _SYMPY_OPS = {"And", "Or", "Not", "Implies", "Equivalent", "Xor", "ITE", "Nand",
 def _sympy_formula(expr) -> dict:
     nodes = [0]
 
-    def tree(e):
+    def tree(e, depth=1):
         nodes[0] += 1
         if nodes[0] > MAX_SYMPY_NODES:
-            raise ValueError("formula too large")
+            raise ValueError(f"formula too large (more than {MAX_SYMPY_NODES} nodes)")
+        if depth > MAX_SYMPY_DEPTH:  # the record is JSON, read with a bounded nesting depth
+            raise ValueError(f"formula too deep (more than {MAX_SYMPY_DEPTH} levels)")
         if e is True or type(e).__name__ == "BooleanTrue":
             return True
         if e is False or type(e).__name__ == "BooleanFalse":
@@ -399,34 +476,37 @@ def _sympy_formula(expr) -> dict:
             return {"var": str(e.name)}
         op = type(e).__name__
         if op in _SYMPY_OPS:
-            return {"op": op, "args": [tree(a) for a in e.args]}
+            return {"op": op, "args": [tree(a, depth + 1) for a in e.args]}
         return {"unsupported": op, "text": str(e)[:200]}
 
     return {"kind": "sympy", "tree": tree(expr)}
 
 
 # ----------------------------------------------------------------------------- gurobipy
-def _install_gurobipy() -> None:
+def _install_gurobipy(cap: Capture) -> None:
     import gurobipy
 
     def snap(self, *args, **kwargs):
         return None
 
-    _patch(gurobipy.Model, "optimize", "gurobipy", "Model.optimize", "none", snap)
+    _patch(cap, gurobipy.Model, "optimize", "gurobipy", "Model.optimize", "none", snap)
 
 
 # ----------------------------------------------------------------------------- imports
 _orig_import = builtins.__import__
 
 
-def _tracking_import(name, globals=None, locals=None, fromlist=(), level=0):
-    if STATE.active and level == 0 and name:
-        top = name.partition(".")[0]
-        if top in _SOLVER_TOPS:
-            caller = (globals or {}).get("__name__") or ""
-            if caller.partition(".")[0] not in _SOLVER_TOPS:  # not a solver importing itself
-                STATE.imported.add(SOLVER_MODULES[top])
-    return _orig_import(name, globals, locals, fromlist, level)
+def _tracking_import(cap: Capture):
+    def tracking_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if cap.active and level == 0 and name:
+            top = name.partition(".")[0]
+            if top in _SOLVER_TOPS:
+                caller = (globals or {}).get("__name__") or ""
+                if caller.partition(".")[0] not in _SOLVER_TOPS:  # not a solver importing itself
+                    cap.imported.add(SOLVER_MODULES[top])
+        return _orig_import(name, globals, locals, fromlist, level)
+
+    return tracking_import
 
 
 # ----------------------------------------------------------------------------- lifecycle
@@ -448,47 +528,40 @@ _FORMULA = {
 }
 
 
-def install(modules=tuple(_INSTALLERS)) -> dict[str, str]:
-    """Patch every available solver (in the server, once). Returns module -> "ok" or the reason."""
+def install(modules=tuple(_INSTALLERS)) -> tuple[Capture, dict[str, str]]:
+    """Patch every available solver (in the server, once, before it forks). Returns the
+    capture the patches record into (inert until :meth:`Capture.begin`) and, per module, "ok"
+    or the reason it is not instrumented. Nothing module-level refers to the capture."""
+    cap = Capture()
     out = {}
     for mod in modules:
         try:
-            _INSTALLERS[mod]()
+            _INSTALLERS[mod](cap)
             out[mod] = "ok"
         except Exception as e:  # a solver that is missing or changed its API
             out[mod] = f"{type(e).__name__}: {e}"
-    return out
+    return cap, out
 
 
-def begin(report_fd: int) -> None:
-    """Arm the instrumentation in a freshly forked child."""
-    global _report_fd
-    STATE.__init__()
-    STATE.active = True
-    _report_fd = report_fd
-    builtins.__import__ = _tracking_import
-    os._exit = _exit_with_report
-
-
-def report() -> dict:
+def report(cap: Capture) -> dict:
     """The record of this program: imports, calls, and the formula of the last call."""
     out = {
-        "imported": sorted(STATE.imported),
-        "calls": STATE.calls,
-        "n_calls": STATE.n_calls,
+        "imported": sorted(cap.imported),
+        "calls": cap.calls,
+        "n_calls": cap.n_calls,
         "formula": None,
         "formula_error": None,
-        "memory_error": STATE.memory_error,
+        "memory_error": cap.memory_error,
     }
-    if STATE.last is not None:
-        family, call, kind, snap = STATE.last
-        STATE.active = False  # serialising must not record calls of its own
-        STATE.depth += 1
+    if cap.last is not None:
+        family, call, kind, snap = cap.last
+        cap.active = False  # serialising must not record calls of its own
+        cap.depth += 1
         try:
             if isinstance(snap, _SnapshotError):
                 out["formula_error"] = "snapshot failed: " + snap.message
             elif kind in _FORMULA:
-                formula = _FORMULA[kind](snap)
+                formula = _pysat_formula(snap, cap) if kind == "pysat" else _FORMULA[kind](snap)
                 formula.update(solver=family, call=call)
                 out["formula"] = formula
         except MemoryError:
@@ -496,33 +569,3 @@ def report() -> dict:
         except Exception as e:
             out["formula_error"] = f"{type(e).__name__}: {e}"[:500]
     return out
-
-
-def write_report() -> None:
-    """Send the report to the server (once; later calls do nothing)."""
-    global _report_fd
-    fd, _report_fd = _report_fd, None
-    if fd is None:
-        return
-    try:
-        data = json.dumps(report(), separators=(",", ":"), default=str).encode("utf-8", "replace")
-    except Exception as e:
-        data = json.dumps({"formula_error": f"report failed: {type(e).__name__}"}).encode()
-    view = memoryview(data)
-    try:
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-        os.close(fd)
-    except OSError:
-        pass
-
-
-def _exit_with_report(code):
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:
-            pass
-    write_report()
-    _real_exit(code)

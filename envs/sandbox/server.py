@@ -1,18 +1,31 @@
-"""The sandbox fork server: one clean interpreter, solvers imported once, one child per program.
+"""The sandbox server: a supervisor and its zygote, solvers imported once, one child per program.
 
 Started by :class:`solvergym.envs.sandbox.client.SandboxPool` as
 ``python -I server.py CONFIG_JSON`` with a minimal environment: a fresh interpreter that never
-held an instance, a seed or a ground truth (DESIGN.md, "Sandbox"; the SAT-RL rollouts of §3.4 run
-thousands of model-written programs per step). It speaks length-prefixed JSON over its stdin and
-stdout (the requests carry only code and limits) and never imports solvergym: everything it needs
-is in this file, ``instrument.py`` beside it, the standard library and the solvers.
+held an instance, a seed or a ground truth (``docs/design.md``, "Sandbox"; the SAT-RL rollouts
+of §3.4 run thousands of model-written programs per step). It speaks length-prefixed JSON over
+its stdin and stdout (the requests carry only code and limits) and never imports solvergym:
+everything it needs is in this file and its siblings ``linux.py`` (system calls, the pipe
+protocol), ``zygote.py`` (the forking side), ``record.py`` (the record's schema) and
+``instrument.py`` (the solver-call capture), loaded by path, the standard library and the solvers.
+
+Two processes (three with the reaper):
+
+- the **supervisor** (this file's :class:`Server`) reads requests, sends each program to a
+  waiting child, drains and caps its output, enforces the wall clock, the output limit and the
+  memory budget of all the program's processes together, reads and validates its record, kills
+  and sweeps everything the program started, and answers. It holds every program's data, so it
+  never forks a program;
+- the **zygote** (``zygote.py``), forked once at start-up before any request, imports the
+  solvers and forks the children; it never sees a program (so no program can find an earlier
+  one's code, output or record in its own memory).
 
 Start-up, in this order:
 
 1. the protocol pipes move to high descriptors; 0/1/2 point at ``/dev/null`` so a solver's banner
    (Gurobi prints one) cannot corrupt the protocol;
-2. ``PR_SET_CHILD_SUBREAPER``: every process a program spawns stays a descendant of this server,
-   so none can escape the clean-up by double-forking;
+2. ``PR_SET_CHILD_SUBREAPER`` (the zygote is one too): every process a program spawns stays a
+   descendant, so none can escape the clean-up by double-forking;
 3. a small *reaper* helper is forked while the interpreter is still small: to end every process
    of a child's uid it forks, takes that uid and sends ``kill(-1, SIGKILL)`` (what a uid may
    signal is exactly its own processes);
@@ -20,104 +33,63 @@ Start-up, in this order:
    network, IPC and UTS namespaces; a new root on a tmpfs holding read-only binds of the system
    directories and the interpreter's prefixes only (so neither solvergym's sources nor datasets
    nor anybody's home are there), a fresh ``/proc`` mounted with ``hidepid=2`` (a program sees
-   only its own processes), a private size-bounded ``/tmp``; then ``chroot``;
-5. the solvers are imported and warmed (z3's main context, one tiny solve each), the
-   instrumentation patches installed, the heap frozen (``gc.freeze``: children do not touch the
-   shared pages when they collect);
+   only its own processes); then ``chroot``;
+5. the zygote is forked; it imports and warms the solvers, installs the capture, freezes its
+   heap and says hello;
 6. a hello message reports the pid, the active isolation levels, import times and memory.
 
-Per program (the child, forked from here): own process group, stdin on ``/dev/null``, stdout and
-stderr into pipes this server drains and caps (the tail is kept), a fresh empty working directory
-owned by a fresh uid (uid_base + counter: no two children share a uid, so RLIMIT_NPROC and the
-reaper are per program), rlimits (CPU, address space above the server's own, file size, process
-count, core 0), root dropped, ``PR_SET_NO_NEW_PRIVS``, parent-death signal, optional Landlock
-(writes only in the working directory) and seccomp (through the ``pyseccomp`` package), a clean
-environment, then the program runs as ``__main__``. The wall-clock timeout kills the whole
-process group and then every process of the child's uid.
+Per program: the waiting child (see ``zygote.py``: its own mount and IPC namespaces with a fresh
+``/tmp``, a fresh uid, rlimits, no new privileges) gets the code, its limits and a per-run secret
+through its control pipe; the supervisor polls its output pipes, its exit (a pidfd) and, every
+:data:`MEMORY_POLL_S`, the private memory of all the program's processes (the sum over the
+program's process tree of ``Private_Clean + Private_Dirty`` from ``smaps_rollup``; one process
+alone is bounded by RLIMIT_AS). Past ``memory_mb`` the group is killed (status ``memory``); past
+the wall clock, ``timeout``; past ``output_bytes``, ``output_limit``. The clean-up (in
+``finally``, whatever happened) kills the process group, then every process of the child's uid,
+until no descendant is left.
 """
 from __future__ import annotations
 
-import ctypes
-import errno
-import gc
 import importlib.util
-import io
 import json
 import os
-import resource
+import secrets
 import select
 import shutil
 import signal
+import socket
 import struct
 import sys
 import time
 import traceback
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-PROTOCOL_VERSION = 1
-REPORT_FD = 1000  # where the child's instrumentation writes its record
-REPORT_MAX = 16 << 20
-SETUP_FAILED = 125  # a child that could not be set up exits with this code
-CEIL_NPROC = 1024  # RLIMIT_NPROC of a child waiting for its program (lowered when it arrives)
-_FRAME = struct.Struct(">I")
-
-# Linux constants (uapi headers); ctypes has no names for them
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.syscall.restype = ctypes.c_long
 
 
-def _check(ret: int, what: str) -> int:
-    if ret < 0 or ret == -1:
-        e = ctypes.get_errno()
-        raise OSError(e, f"{what}: {os.strerror(e)}")
-    return ret
+def _sibling(name: str):
+    """A sibling file as a module, loaded by path (the server runs as a script, outside the
+    package, before its file-system view shrinks)."""
+    key = "_solvergym_sandbox_" + name
+    mod = sys.modules.get(key)
+    if mod is None:
+        spec = importlib.util.spec_from_file_location(key, os.path.join(_HERE, name + ".py"))
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[key] = mod
+        spec.loader.exec_module(mod)
+    return mod
 
 
-def _prctl(option: int, arg: int) -> None:
-    _check(_libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl({option})")
+try:
+    from . import linux, record
+except ImportError:  # run as a script by the pool (python -I server.py): no package
+    linux, record = _sibling("linux"), _sibling("record")
 
-
-def _mount(src, target, fstype, flags, data=None) -> None:
-    enc = lambda s: None if s is None else s.encode()  # noqa: E731
-    ret = _libc.mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data))
-    _check(ret, f"mount {target}")
-
-
-# ----------------------------------------------------------------------------- protocol
-def read_frame(fd: int) -> dict | None:
-    """One length-prefixed JSON message from ``fd`` (``None`` at end of file)."""
-    head = _read_exact(fd, 4)
-    if head is None:
-        return None
-    (n,) = _FRAME.unpack(head)
-    body = _read_exact(fd, n)
-    if body is None:
-        return None
-    return json.loads(body)
-
-
-def write_frame(fd: int, msg: dict) -> None:
-    body = json.dumps(msg, separators=(",", ":")).encode()
-    data = memoryview(_FRAME.pack(len(body)) + body)
-    while data:
-        n = os.write(fd, data)
-        data = data[n:]
-
-
-def _read_exact(fd: int, n: int) -> bytes | None:
-    chunks, got = [], 0
-    while got < n:
-        b = os.read(fd, n - got)
-        if not b:
-            return None
-        chunks.append(b)
-        got += len(b)
-    return b"".join(chunks)
+PROTOCOL_VERSION = 2
+#: System V IPC limits of the server's IPC namespace: no segments, queues or semaphore sets
+SYSV_IPC_OFF = (("shmmni", "0"), ("shmall", "0"), ("msgmni", "0"), ("sem", "0 0 0 0"))
+REPORT_MAX = record.MAX_BYTES
+MEMORY_POLL_S = 0.01  # how often the memory of a program's processes is summed
+_UID = struct.Struct(">I")
 
 
 # ----------------------------------------------------------------------------- isolation
@@ -133,11 +105,11 @@ def _bind_ro(src: str, root: str, hidden: list[str]) -> None:
     else:
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         open(dst, "a").close()
-    _mount(src, dst, None, MS_BIND | MS_REC)
-    _mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    linux.mount(src, dst, None, linux.MS_BIND | linux.MS_REC)
+    linux.mount(None, dst, None, linux.MS_BIND | linux.MS_REMOUNT | linux.MS_RDONLY | linux.MS_NOSUID | linux.MS_NODEV)
     for h in hidden:  # a hidden path inside a bound one gets an empty read-only tmpfs over it
         if h != src and h.startswith(src.rstrip("/") + "/") and os.path.isdir(h):
-            _mount("tmpfs", root + h, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k,mode=555")
+            linux.mount("tmpfs", root + h, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_RDONLY, "size=4k,mode=555")
 
 
 def _within(path: str, tree: str) -> bool:
@@ -171,115 +143,56 @@ def _staging_dir(visible: list[str]) -> str:
     raise OSError("no directory to stage the sandbox root in (tried /mnt, /media, /srv, /var/tmp, /tmp)")
 
 
-def setup_namespaces(cfg: dict) -> list[str]:
-    """New mount/net/IPC/UTS namespaces and a minimal read-only root; returns the active levels."""
+def setup_namespaces(cfg: dict) -> tuple[list[str], list[str]]:
+    """New mount/net/IPC/UTS namespaces and a minimal read-only root; returns the active levels
+    and the trees bound into it."""
     hidden = [os.path.abspath(h) for h in cfg.get("hide", [])]
-    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
+    linux.unshare(linux.CLONE_NEWNS | linux.CLONE_NEWNET | linux.CLONE_NEWIPC | linux.CLONE_NEWUTS)
     levels = ["netns", "mountns", "ipcns", "utsns"]
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    # no System V IPC at all in this namespace: a segment would outlive its program (a channel to
+    # the next one) and hold memory no process's RSS shows
+    for key, value in SYSV_IPC_OFF:
+        with open(f"/proc/sys/kernel/{key}", "w") as f:
+            f.write(value)
+    levels.append("sysv-ipc-off")
+    linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
     visible = _visible_paths(hidden, cfg.get("extra_ro", []))
     # A tmpfs of this namespace holds the new root (nothing of it is visible outside). It goes on
     # a directory that neither holds nor lies in a tree the program must see: a venv may live
     # under /tmp (a checkout in /tmp), and covering it would hide the solvers.
     stage = _staging_dir(visible)
-    _mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV, "size=8m,mode=755")
+    linux.mount("tmpfs", stage, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=8m,mode=755")
     root = stage + "/root"
     os.mkdir(root, 0o755)
-    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=755")
-    # the private /tmp first, so that a visible tree under /tmp is bound on top of it, not hidden
+    linux.mount("tmpfs", root, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=4m,mode=755")
+    # the private /tmp first, so that a visible tree under /tmp is bound on top of it, not hidden;
+    # programs never write here: each gets a fresh tmpfs stacked on it (_FreshTmp)
     os.makedirs(root + "/tmp", exist_ok=True)
-    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
-           f"size={int(cfg.get('tmp_mb', 256))}m,mode=1777")
+    linux.mount("tmpfs", root + "/tmp", "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=4m,mode=755")
     for p in visible:
         _bind_ro(p, root, hidden)
     os.makedirs(root + "/dev", exist_ok=True)
     for dev in ("null", "zero", "full", "random", "urandom"):
         if os.path.exists("/dev/" + dev):
             open(f"{root}/dev/{dev}", "a").close()
-            _mount("/dev/" + dev, f"{root}/dev/{dev}", None, MS_BIND)
+            linux.mount("/dev/" + dev, f"{root}/dev/{dev}", None, linux.MS_BIND)
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
         os.symlink(target, f"{root}/dev/{name}")
     os.makedirs(root + "/proc", exist_ok=True)
-    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
+    linux.mount("proc", root + "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC, "hidepid=2")
     levels.append("hidepid")
     if os.path.isdir("/sys"):
         os.makedirs(root + "/sys", exist_ok=True)
-        _mount("/sys", root + "/sys", None, MS_BIND)
-        _mount(None, root + "/sys", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        linux.mount("/sys", root + "/sys", None, linux.MS_BIND)
+        linux.mount(None, root + "/sys", None, linux.MS_BIND | linux.MS_REMOUNT | linux.MS_RDONLY | linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC)
     # the root itself read-only: a program writes only in its working directory under /tmp
-    _mount(None, root, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    linux.mount(None, root, None, linux.MS_BIND | linux.MS_REMOUNT | linux.MS_RDONLY | linux.MS_NOSUID | linux.MS_NODEV)
     os.chdir(root)
     os.chroot(".")
     os.chdir("/")
     levels += ["chroot", "private-tmp", "readonly-root"]
-    return levels
-
-
-# Landlock (Linux >= 5.13): restrict writes to the working directory. ABI 1 rights; the
-# truncate right of ABI 3 when present.
-_LL_WRITE = (1 << 1) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12)
-_LL_EXEC, _LL_READ_FILE, _LL_READ_DIR, _LL_REFER, _LL_TRUNCATE = 1, 1 << 2, 1 << 3, 1 << 13, 1 << 14
-SYS_landlock_create_ruleset, SYS_landlock_add_rule, SYS_landlock_restrict_self = 444, 445, 446
-
-
-def landlock_abi() -> int:
-    try:
-        return max(0, _libc.syscall(SYS_landlock_create_ruleset, None, ctypes.c_size_t(0), ctypes.c_uint32(1)))
-    except Exception:
-        return 0
-
-
-def apply_landlock(workdir: str, abi: int) -> None:
-    class Attr(ctypes.Structure):
-        _fields_ = [("handled_access_fs", ctypes.c_uint64)]
-
-    class PathBeneath(ctypes.Structure):
-        _pack_ = 1
-        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-    handled = _LL_WRITE | (_LL_TRUNCATE if abi >= 3 else 0)
-    attr = Attr(handled)
-    rs = _check(_libc.syscall(SYS_landlock_create_ruleset, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
-                              ctypes.c_uint32(0)), "landlock_create_ruleset")
-    try:
-        for path, access in ((workdir, handled), ("/dev", (1 << 1) | (_LL_TRUNCATE if abi >= 3 else 0))):
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            try:
-                rule = PathBeneath(access, fd)
-                _check(_libc.syscall(SYS_landlock_add_rule, ctypes.c_int(rs), ctypes.c_int(1), ctypes.byref(rule),
-                                     ctypes.c_uint32(0)), "landlock_add_rule")
-            finally:
-                os.close(fd)
-        _check(_libc.syscall(SYS_landlock_restrict_self, ctypes.c_int(rs), ctypes.c_uint32(0)),
-               "landlock_restrict_self")
-    finally:
-        os.close(rs)
-
-
-def seccomp_filter():
-    """A seccomp filter built with ``pyseccomp`` (``None`` when the package is missing): the
-    default allows, and these fail with EPERM: sockets other than AF_UNIX, ptrace and
-    process_vm_*, namespace and mount calls, kernel keyrings, bpf, perf, userfaultfd, io_uring
-    (which would bypass the socket rule), module loading, reboot, swap, kexec."""
-    try:
-        import pyseccomp as sc
-    except ImportError:
-        return None
-    f = sc.SyscallFilter(defaction=sc.ALLOW)
-    deny = sc.ERRNO(errno.EPERM)
-    for name in ("ptrace", "process_vm_readv", "process_vm_writev", "mount", "umount2", "unshare",
-                 "setns", "chroot", "pivot_root", "keyctl", "add_key", "request_key", "bpf",
-                 "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
-                 "io_uring_register", "init_module", "finit_module", "delete_module", "reboot",
-                 "swapon", "swapoff", "kexec_load", "kexec_file_load", "acct", "quotactl"):
-        try:
-            f.add_rule(deny, name)
-        except Exception:
-            pass  # not a syscall on this architecture
-    f.add_rule(deny, "socket", sc.Arg(0, sc.NE, 1))  # AF_UNIX = 1
-    f.add_rule(deny, "socketpair", sc.Arg(0, sc.NE, 1))
-    return f
+    return levels, visible
 
 
 # ----------------------------------------------------------------------------- the reaper
@@ -293,10 +206,10 @@ def _start_reaper() -> tuple[int, int, int]:
             os.close(req_w)
             os.close(rep_r)
             while True:
-                data = _read_exact(req_r, 4)
+                data = linux.read_exact(req_r, 4)
                 if data is None:
                     os._exit(0)
-                (uid,) = _FRAME.unpack(data)
+                (uid,) = _UID.unpack(data)
                 k = os.fork()
                 if k == 0:
                     try:
@@ -319,7 +232,7 @@ def _start_reaper() -> tuple[int, int, int]:
     return pid, req_w, rep_r
 
 
-# ----------------------------------------------------------------------------- the server
+# ----------------------------------------------------------------------------- the supervisor
 class Server:
     def __init__(self, cfg: dict):
         self.cfg = cfg
@@ -329,27 +242,25 @@ class Server:
         self.root = os.geteuid() == 0
         self.levels: list[str] = []
         self.notes: dict[str, str] = {}
-        self.landlock = 0
-        self.seccomp = None
         self.reaper = None
-        self.vm_base_kb = 0
         self.ready: _Child | None = None
+        self.zpid = 0
+        self.zsock: socket.socket | None = None
+        self.tmp: _FreshTmp | None = None
 
     # -- start-up ---------------------------------------------------------------------------
     def start(self, in_fd: int, out_fd: int) -> None:
         self.in_fd, self.out_fd = in_fd, out_fd
         t0 = time.perf_counter()
-        # loaded before the file system view shrinks: the file is not visible afterwards
-        spec = importlib.util.spec_from_file_location("_solvergym_sandbox_instrument",
-                                                      self.cfg["instrument_path"])
-        self.instrument = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = self.instrument
-        spec.loader.exec_module(self.instrument)
-        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        # loaded before the file system view shrinks: the files are not visible afterwards
+        instrument = _sibling("instrument")
+        zygote = _sibling("zygote")
+        linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
         if self.root:
             self.reaper = _start_reaper()
         want = self.cfg.get("isolation", "auto")
         bwrap = self.cfg.get("bwrap", "off (setting)")
+        visible: list[str] = []
         if bwrap == "active":
             self.levels += ["bwrap", "netns", "ipcns", "utsns", "pidns", "mountns", "readonly-root",
                             "private-tmp", "hidden-package"]
@@ -359,7 +270,8 @@ class Server:
             pass  # the namespaces are bubblewrap's
         elif want in ("auto", "namespaces") and self.root:
             try:
-                self.levels += setup_namespaces(self.cfg)
+                levels, visible = setup_namespaces(self.cfg)
+                self.levels += levels
             except OSError as e:
                 if want == "namespaces":
                     raise
@@ -368,137 +280,142 @@ class Server:
             self.notes["namespaces"] = "unavailable: needs root (CAP_SYS_ADMIN)"
         else:
             self.notes["namespaces"] = "off (isolation='basic')"
-        self.levels += ["rlimits", "own-process-group", "subreaper", "no-new-privs", "clean-env",
-                        "fresh-workdir"]
+        # a fresh /tmp per program: where this server made its own mount namespace (bubblewrap
+        # keeps CAP_SYS_ADMIN from the server)
+        self.tmp = _FreshTmp(int(self.cfg.get("tmp_mb", 64)), [p for p in visible if _within(p, "/tmp")]) \
+            if "chroot" in self.levels else None
+        if self.tmp is not None:
+            self.tmp.cycle()
+            self.levels.append("fresh-tmp-per-program")
+        else:
+            self.notes["fresh-tmp-per-program"] = "unavailable: needs the namespaces level (root)"
+        if "sysv-ipc-off" not in self.levels:
+            self.notes["sysv-ipc-off"] = "unavailable: needs the namespaces level (root)"
+        self.notes["cgroup"] = ("not used: the memory budget sums the private memory of a program's processes "
+                                "(no cgroup is created or joined)")
+        self.levels += ["rlimits", "memory-budget", "own-process-group", "subreaper", "zygote", "no-new-privs",
+                        "clean-env", "fresh-workdir", "record-secret"]
         if self.root:
             self.levels += ["uid-drop"]
         else:
             self.notes["uid-drop"] = "unavailable: not running as root"
+        landlock = 0
         want_ll = self.cfg.get("landlock")
         if want_ll is None:  # auto: the write confinement the namespaces would otherwise give
             want_ll = "readonly-root" not in self.levels
         if want_ll:
-            self.landlock = landlock_abi()
-            if self.landlock:
-                self.levels.append(f"landlock(abi {self.landlock})")
+            landlock = linux.landlock_abi()
+            if landlock:
+                self.levels.append(f"landlock(abi {landlock})")
             else:
                 self.notes["landlock"] = "unavailable: the kernel has no Landlock"
         else:
             self.notes["landlock"] = "off (setting)" if self.cfg.get("landlock") is not None else \
                 "off (the namespaces already confine writes)"
+        t_iso = time.perf_counter() - t0
+        zcfg = {"landlock_abi": landlock, "seccomp": bool(self.cfg.get("seccomp")), "hide": self.cfg.get("hide", [])}
+        hello = self._start_zygote(zygote, instrument, zcfg)
         if self.cfg.get("seccomp"):
-            self.seccomp = seccomp_filter()
-            if self.seccomp is not None:
+            if hello.get("seccomp"):
                 self.levels.append("seccomp")
             else:
                 self.notes["seccomp"] = "unavailable: pip install pyseccomp (and libseccomp2)"
         else:
             self.notes["seccomp"] = "off (setting)"
-        t_iso = time.perf_counter() - t0
-        self.import_ms, self.install = self._import_solvers()
-        self._hide_solvergym()
-        gc.collect()
-        gc.freeze()
-        self.vm_base_kb = _status_kb("VmSize")
-        write_frame(out_fd, {
+        linux.write_frame(out_fd, {
             "hello": PROTOCOL_VERSION,
             "pid": os.getpid(),
+            "zygote_pid": self.zpid,
             "isolation": self.levels,
             "isolation_notes": self.notes,
             "isolation_ms": round(1000 * t_iso, 1),
-            "import_ms": self.import_ms,
-            "instrumentation": self.install,
-            "rss_kb": _status_kb("VmRSS"),
-            "vms_kb": self.vm_base_kb,
+            "import_ms": hello.get("import_ms"),
+            "instrumentation": hello.get("instrumentation"),
+            "rss_kb": hello.get("rss_kb"),
+            "vms_kb": hello.get("vms_kb"),
             "python": sys.version.split()[0],
-            "threads": self.threads,
+            "threads": hello.get("threads"),
         })
 
-    def _import_solvers(self):
-        times = {}
-        for mod, stmt in (
-            ("z3", "import z3"),
-            ("pysmt", "import pysmt.shortcuts, pysmt.typing, pysmt.smtlib.script"),
-            ("pysat", "import pysat.formula, pysat.solvers, pysat.card"),
-            ("ortools", "from ortools.sat.python import cp_model; from ortools.linear_solver import pywraplp"),
-            ("sympy", "import sympy, sympy.logic, sympy.logic.inference, sympy.logic.boolalg"),
-            ("gurobipy", "import gurobipy"),
-            ("common", "import itertools, math, collections, functools, re, random, fractions, decimal, "
-                       "heapq, bisect, string, typing, dataclasses, copy, operator, statistics, datetime, "
-                       "numpy, json, traceback, linecache"),
-        ):
-            t = time.perf_counter()
+    def _start_zygote(self, zygote, instrument, zcfg: dict) -> dict:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:  # the zygote: nothing of the supervisor's descriptors, then the solvers
+            ours.close()
+            for fd in (self.in_fd, self.out_fd) + ((self.reaper[1], self.reaper[2]) if self.reaper else ()):
+                os.close(fd)
             try:
-                exec(stmt, {})
-                times[mod] = round(1000 * (time.perf_counter() - t), 1)
-            except Exception as e:  # a solver that is not installed is not offered
-                times[mod] = f"unavailable: {type(e).__name__}: {e}"
-        self._warm()
-        install = self.instrument.install()
-        # fork() copies only the calling thread. OR-Tools' import starts one idle thread (parked on a
-        # futex, holding nothing); the count is reported so that a new one does not go unnoticed.
-        self.threads = len(os.listdir("/proc/self/task"))
-        return times, install
+                z = zygote.Zygote(theirs, zcfg, instrument)
+                facts = z.prepare()
+            except Exception as e:
+                theirs.send(json.dumps({"error": f"{type(e).__name__}: {e}"[:2000]}).encode())
+                os._exit(3)
+            devnull = os.open(os.devnull, os.O_RDWR)
+            os.dup2(devnull, 2)
+            os.close(devnull)
+            theirs.send(json.dumps(facts).encode())
+            z.serve()  # raises zygote.Start in every child it forks
+            os._exit(0)
+        theirs.close()
+        self.zpid, self.zsock = pid, ours
+        hello = self._zreply()
+        if hello is None or "error" in hello:
+            raise OSError(f"the zygote failed to start: {(hello or {}).get('error', 'no answer')}")
+        return hello
 
-    def _warm(self) -> None:
-        # First-call costs (z3's main context ~9 ms, sympy's SAT machinery ~25 ms) paid once here
-        # instead of in every child.
-        for code in (
-            "import z3\nz3.main_ctx()\ns = z3.Solver(); a, b = z3.Bools('a b'); s.add(z3.Or(a, z3.Not(b))); s.check(); s.model()",
-            "from pysmt.shortcuts import Symbol, Or, Not, Solver\na = Symbol('a')\n"
-            "with Solver(name='z3') as s:\n    s.add_assertion(Or(a, Not(a))); s.solve()",
-            "from pysat.solvers import Solver\nwith Solver(name='g3', bootstrap_with=[[1, -2]]) as s: s.solve()",
-            "from ortools.sat.python import cp_model\nm = cp_model.CpModel(); x = m.NewBoolVar('x')\n"
-            "m.AddBoolOr([x]); s = cp_model.CpSolver(); s.parameters.num_workers = 1; s.Solve(m)",
-            "from sympy import symbols\nfrom sympy.logic.inference import satisfiable\n"
-            "a, b = symbols('a b'); satisfiable((a | ~b) & (a | b))",
-        ):
-            try:
-                exec(code, {"__name__": "__warmup__"})
-            except Exception:
-                pass
+    # -- the zygote's protocol ------------------------------------------------------------------
+    def _zcall(self, msg: dict, fds: tuple[int, ...] = ()) -> dict:
+        data = json.dumps(msg).encode()
+        try:
+            if fds:
+                socket.send_fds(self.zsock, [data], list(fds))
+            else:
+                self.zsock.send(data)
+        except OSError:
+            raise ZygoteGone("the zygote is gone") from None
+        reply = self._zreply()
+        if reply is None:
+            raise ZygoteGone("the zygote is gone")
+        return reply
 
-    def _hide_solvergym(self) -> None:
-        # Belt and braces next to the file-system view: no finder left that maps solvergym.
-        for finder in list(sys.meta_path):
-            mapping = getattr(finder, "MAPPING", None) or getattr(getattr(finder, "__self__", None), "MAPPING", None)
-            module = str(getattr(finder, "__module__", "")) + " " + type(finder).__module__
-            if "__editable__" in module or (isinstance(mapping, dict) and "solvergym" in mapping):
-                sys.meta_path.remove(finder)
-        for name in list(sys.modules):
-            if name == "solvergym" or name.startswith("solvergym."):
-                del sys.modules[name]
-        hidden = [os.path.abspath(h) for h in self.cfg.get("hide", [])]
-        venv = os.path.abspath(sys.prefix)
-        sys.path[:] = [p for p in sys.path if p and (
-            _within(os.path.abspath(p), venv) or not any(_within(os.path.abspath(p), h) for h in hidden))]
+    def _zreply(self) -> dict | None:
+        try:
+            data = self.zsock.recv(1 << 16)
+        except OSError:
+            return None
+        return json.loads(data) if data else None
 
     # -- serving ----------------------------------------------------------------------------
     def serve(self) -> None:
         try:
             self._serve()
         finally:
-            self._discard_ready()
+            try:
+                self._discard_ready()
+            except ZygoteGone:
+                pass
 
     def _serve(self) -> None:
         while True:
             if self.ready is None:
                 self.ready = self._prefork()
-            req = read_frame(self.in_fd)
+            req = linux.read_frame(self.in_fd)
             if req is None:
                 return
             if req.get("ping"):
-                write_frame(self.out_fd, {"pong": req["ping"], "pid": os.getpid()})
+                linux.write_frame(self.out_fd, {"pong": req["ping"], "pid": os.getpid()})
                 continue
+            gone = False
             try:
                 resp = self.run(req)
-            except Exception as e:  # never leave the client without an answer
-                resp = {"status": "killed", "reason": f"sandbox server error: {type(e).__name__}: {e}",
-                        "exit_code": None, "signal": None, "stdout": "", "stderr": traceback.format_exc()[-2000:],
-                        "stdout_bytes": 0, "stderr_bytes": 0, "duration_s": 0.0, "cpu_s": 0.0, "report": None}
+            except Exception as e:  # never leave the client without an answer, nor show it our internals
+                gone = isinstance(e, ZygoteGone)
+                resp = {"status": "killed", "reason": f"sandbox server error ({type(e).__name__})",
+                        "exit_code": None, "signal": None, "stdout": "", "stderr": "", "stdout_bytes": 0,
+                        "stderr_bytes": 0, "duration_s": 0.0, "cpu_s": 0.0, "report": None}
             resp["id"] = req.get("id")
-            write_frame(self.out_fd, resp)
-            if resp.get("client_gone"):
+            linux.write_frame(self.out_fd, resp)
+            if resp.get("client_gone") or gone:
                 return
 
     def run(self, req: dict) -> dict:
@@ -506,74 +423,65 @@ class Server:
         timeout = float(lim.get("timeout_s", 10.0))
         keep = int(lim.get("keep_bytes", 65536))
         out_limit = int(lim.get("output_bytes", 1 << 20))
-        body = json.dumps({"code": req.get("code", ""), "limits": lim}).encode()
+        mem_kb = int(lim.get("memory_mb", 2048)) << 10
+        secret = secrets.token_hex(16)
+        body = json.dumps({"code": req.get("code", ""), "limits": lim, "secret": secret}).encode()
         for attempt in range(2):
             child = self.ready or self._prefork()
             self.ready = None
             t0 = time.perf_counter()
             try:
-                _write_all(child.ctl, _FRAME.pack(len(body)) + body)
+                linux.write_all(child.ctl, len(body).to_bytes(4, "big") + body)
                 os.close(child.ctl)
                 break
             except OSError:  # the waiting child is gone (killed from outside): use a fresh one
-                for fd in (child.ctl, child.out, child.err, child.rep):
-                    try:
-                        os.close(fd)
-                    except OSError:
-                        pass
+                _close_quietly(child.ctl, child.out, child.err, child.rep)
                 self._cleanup(child)
                 if attempt:
                     raise
-        result = self._supervise(child, timeout, _cpu_limit(lim), keep, out_limit, t0)
-        self._cleanup(child)
-        return result
+        try:
+            return self._supervise(child, timeout, _cpu_limit(lim), keep, out_limit, mem_kb, t0, secret)
+        finally:
+            self._cleanup(child)
 
     def _prefork(self) -> "_Child":
-        """Fork the next child now, while no program is waiting: it takes its uid, working
-        directory and descriptors, then blocks until a program arrives (the fork and the set-up
-        are off the latency path of the next request)."""
+        """Have the zygote fork the next child now, while no program is waiting: it takes its
+        uid, working directory and descriptors, then blocks until a program arrives (the fork
+        and the set-up are off the latency path of the next request)."""
         self.counter += 1
         uid = self.uid_base + self.counter % self.uid_span if self.root else os.getuid()
-        workdir = self._workdir()
+        name = "sg-" + secrets.token_hex(8)  # unpredictable: no program can occupy the next one's
+        if self.tmp is not None:
+            workdir = "/tmp/" + name  # in the /tmp mounted fresh for this program
+        else:
+            base = "/tmp" if "private-tmp" in self.levels else (self.cfg.get("tmp_root") or "/tmp")
+            workdir = os.path.join(base, name)
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         rep_r, rep_w = os.pipe()
         ctl_r, ctl_w = os.pipe()
         for fd in (out_r, err_r, rep_r, ctl_w):
             os.set_inheritable(fd, False)
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child never returns
-            self._child(uid, workdir, out_w, err_w, rep_w, ctl_r)
-        for fd in (out_w, err_w, rep_w, ctl_r):
-            os.close(fd)
         try:
-            os.setpgid(pid, pid)
-        except OSError:
-            pass  # the child did it first, or is already gone
+            pid = int(self._zcall({"op": "fork", "uid": uid, "workdir": workdir}, (out_w, err_w, rep_w, ctl_r))["pid"])
+        except BaseException:
+            _close_quietly(out_r, err_r, rep_r, ctl_w)
+            raise
+        finally:
+            _close_quietly(out_w, err_w, rep_w, ctl_r)
         return _Child(pid, uid, workdir, out_r, err_r, rep_r, ctl_w)
 
     def _discard_ready(self) -> None:
         child, self.ready = self.ready, None
         if child is not None:
-            try:
-                os.close(child.ctl)
-            except OSError:
-                pass
-            for fd in (child.out, child.err, child.rep):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+            _close_quietly(child.ctl, child.out, child.err, child.rep)
             self._cleanup(child)
 
-    def _workdir(self) -> str:
-        base = "/tmp" if "private-tmp" in self.levels else (self.cfg.get("tmp_root") or "/tmp")
-        return os.path.join(base, f"sg-{os.getpid()}-{self.counter}")
-
-    def _supervise(self, child: "_Child", timeout, cpu_limit, keep, out_limit, t0) -> dict:
+    def _supervise(self, child: "_Child", timeout, cpu_limit, keep, out_limit, mem_kb, t0, secret) -> dict:
         pid, out_r, err_r, rep_r = child.pid, child.out, child.err, child.rep
         streams = {out_r: _Tail(keep), err_r: _Tail(keep)}
         report = bytearray()
+        report_over = False
         pidfd = os.pidfd_open(pid)
         poller = select.poll()
         for fd in (out_r, err_r, rep_r):
@@ -582,19 +490,29 @@ class Server:
         poller.register(self.in_fd, select.POLLHUP | select.POLLERR)
         open_fds = {out_r, err_r, rep_r}
         deadline = t0 + timeout
+        next_poll = t0 + MEMORY_POLL_S
         killed_for = None
         exited = False
         client_gone = False
         drain_until = None
+        peak_kb = 0
         while True:
             now = time.perf_counter()
             if exited and (not open_fds or now >= drain_until or client_gone):
                 break
-            if not exited and now >= deadline and killed_for is None:
-                killed_for = "timeout"
-                self._kill_group(pid)
+            if not exited and killed_for is None:
+                if now >= deadline:
+                    killed_for = "timeout"
+                    self._kill_group(pid)
+                elif now >= next_poll:
+                    next_poll = now + MEMORY_POLL_S
+                    used = self._program_memory_kb()
+                    peak_kb = max(peak_kb, used)
+                    if used > mem_kb:
+                        killed_for = "memory"
+                        self._kill_group(pid)
             # a program may close its pipes and go on computing: until it exits, the deadline rules
-            wait = (drain_until - now) if exited else max(0.0, deadline - now)
+            wait = (drain_until - now) if exited else max(0.0, min(deadline, next_poll) - now)
             events = poller.poll(int(1000 * min(wait, 0.5)) + 1 if wait > 0 else 1)
             for fd, ev in events:
                 if fd == pidfd:
@@ -618,27 +536,48 @@ class Server:
                 if fd == rep_r:
                     if len(report) + len(data) <= REPORT_MAX:
                         report += data
+                    else:
+                        report_over = True
                     continue
                 streams[fd].add(data)
                 if killed_for is None and streams[out_r].total + streams[err_r].total > out_limit:
                     killed_for = "output_limit"
                     self._kill_group(pid)
-        for fd in (out_r, err_r, rep_r):
-            os.close(fd)
+        _close_quietly(out_r, err_r, rep_r)
         if not exited:
             self._kill_group(pid)
-        _, wstatus, ru = os.wait4(pid, 0)
+        reply = self._zcall({"op": "wait", "pid": pid})
+        child.waited = True
         os.close(pidfd)
         duration = time.perf_counter() - t0
-        cpu = ru.ru_utime + ru.ru_stime
-        rep = None
-        if report:
-            try:
-                rep = json.loads(report.decode("utf-8", "replace"))
-            except ValueError:
-                rep = {"formula_error": "the instrumentation record was unreadable"}
-        return _classify(wstatus, killed_for, streams[out_r], streams[err_r], rep, duration, cpu, timeout,
-                         cpu_limit, client_gone)
+        rep, rep_error = None, None
+        try:
+            if report_over:
+                raise record.RecordError(f"the record is larger than {REPORT_MAX >> 20} MiB")
+            rep = record.parse(bytes(report), secret)
+        except record.RecordError as e:
+            rep_error = str(e)
+        return _classify(int(reply["status"]), killed_for, streams[out_r], streams[err_r], rep, rep_error, duration,
+                         float(reply["cpu"]), timeout, cpu_limit, client_gone, mem_kb, peak_kb)
+
+    def _program_pids(self) -> list[int]:
+        """Every process under the zygote: the running program's, and the orphans it left (the
+        zygote is their subreaper; no other child exists while a program runs)."""
+        out: list[int] = []
+        stack = _children_of(self.zpid)
+        while stack:
+            p = stack.pop()
+            out.append(p)
+            stack.extend(_children_of(p))
+        return out
+
+    def _program_memory_kb(self) -> int:
+        """Private memory of the program's processes together (0 while there is one: RLIMIT_AS
+        bounds a single process, and reading ``smaps_rollup`` is not free)."""
+        pids = self._program_pids()
+        if len(pids) < 2:
+            return 0
+        return sum(_private_kb(p) for p in pids)
 
     def _kill_group(self, pid: int) -> None:
         try:
@@ -647,139 +586,116 @@ class Server:
             pass
 
     def _cleanup(self, child: "_Child") -> None:
-        uid, pid, workdir = child.uid, child.pid, child.workdir
-        self._kill_group(pid)
-        swept = False
-        deadline = time.perf_counter() + 2.0
-        while True:
-            self._reap_zombies()
-            leftovers = self._descendants()
-            if not leftovers or time.perf_counter() > deadline:
-                break
-            if not swept and self.reaper is not None:
-                # one signal to every process of the uid, however it re-grouped itself
-                _, req_w, rep_r = self.reaper
-                os.write(req_w, _FRAME.pack(uid))
-                os.read(rep_r, 1)
-                swept = True
-            for p in leftovers:
-                try:
-                    os.kill(p, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.001)
-        shutil.rmtree(workdir, ignore_errors=True)
-
-    def _descendants(self) -> list[int]:
-        """Processes re-parented to this server (it is a subreaper), the reaper helper excepted."""
-        me = os.getpid()
         try:
-            with open(f"/proc/{me}/task/{me}/children") as f:
-                pids = [int(x) for x in f.read().split()]
-        except OSError:
-            return []
-        keep = {self.reaper[0]} if self.reaper else set()
-        return [p for p in pids if p not in keep]
-
-    def _reap_zombies(self) -> None:
-        while True:
+            uid, pid = child.uid, child.pid
+            self._kill_group(pid)
+            if not child.waited:
+                self._zcall({"op": "wait", "pid": pid})
+                child.waited = True
+            swept = False
+            deadline = time.perf_counter() + 2.0
+            while True:
+                self._zcall({"op": "reap"})
+                leftovers = self._program_pids()
+                if not leftovers or time.perf_counter() > deadline:
+                    break
+                if not swept and self.reaper is not None:
+                    # one signal to every process of the uid, however it re-grouped itself
+                    _, req_w, rep_r = self.reaper
+                    os.write(req_w, _UID.pack(uid))
+                    os.read(rep_r, 1)
+                    swept = True
+                for p in leftovers:
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                time.sleep(0.001)
+        finally:
+            # nothing the program wrote survives it: every process is gone, so its /tmp can go
             try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            if self.reaper and pid == self.reaper[0]:
-                self.reaper = None  # it died: clean-up falls back to kill by pid
-
-    # -- the child --------------------------------------------------------------------------
-    def _child(self, uid, workdir, out_w, err_w, rep_w, ctl_r):
-        try:
-            os.setpgid(0, 0)
-            devnull = os.open(os.devnull, os.O_RDONLY)
-            os.dup2(devnull, 0)
-            os.dup2(out_w, 1)
-            os.dup2(err_w, 2)
-            os.dup2(rep_w, REPORT_FD)
-            os.dup2(ctl_r, REPORT_FD + 1)
-            os.closerange(3, REPORT_FD)
-            os.closerange(REPORT_FD + 2, 1 << 16)
-            os.mkdir(workdir, 0o700)
-            if self.root:
-                os.chown(workdir, uid, uid)
-            os.chdir(workdir)
-            # ceilings while waiting; the program's own limits are set (lowered) once it arrives
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            resource.setrlimit(resource.RLIMIT_NPROC, (CEIL_NPROC, CEIL_NPROC))
-            if self.root:
-                os.setgroups([])
-                os.setgid(uid)
-                os.setuid(uid)
-            _prctl(PR_SET_NO_NEW_PRIVS, 1)
-            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it
-            if os.getppid() == 1:
-                os._exit(SETUP_FAILED)
-            os.environ.clear()
-            os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir,
-                               "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"})
-        except BaseException as e:
-            _setup_failed(e)
-        req = None
-        try:
-            head = _read_exact(REPORT_FD + 1, 4)
-            if head is not None:
-                body = _read_exact(REPORT_FD + 1, _FRAME.unpack(head)[0])
-                req = json.loads(body) if body is not None else None
-            os.close(REPORT_FD + 1)
-            if req is None:  # the server discarded this child
-                os._exit(0)
-            self._limits(req.get("limits") or {})
-            if self.landlock:
-                apply_landlock(workdir, self.landlock)
-            if self.seccomp is not None:
-                self.seccomp.load()
-        except BaseException as e:
-            _setup_failed(e)
-        _run_program(req.get("code", ""), workdir, self.instrument)
-
-    def _limits(self, lim: dict) -> None:
-        cpu = _cpu_limit(lim)
-        used = resource.getrusage(resource.RUSAGE_SELF)
-        spent = int(used.ru_utime + used.ru_stime)  # seconds this child spent before the program
-        mem_mb = int(lim.get("memory_mb", 2048))
-        fsize = int(lim.get("fsize_mb", 16)) << 20
-        nproc = min(int(lim.get("nproc", 64)), CEIL_NPROC)
-        nofile = int(lim.get("nofile", 256))
-        resource.setrlimit(resource.RLIMIT_CPU, (spent + cpu, spent + cpu + 1))
-        # the address space the program may add on top of the pre-imported solvers
-        vm = (_status_kb("VmSize") << 10) + (mem_mb << 20)
-        resource.setrlimit(resource.RLIMIT_AS, (vm, vm))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+                if self.tmp is not None:
+                    self.tmp.cycle()
+                else:
+                    shutil.rmtree(child.workdir, ignore_errors=True)
+            except Exception:  # a tree too deep for rmtree: the next program's directory is new anyway
+                pass
 
 
-def _setup_failed(e: BaseException) -> None:
+class _FreshTmp:
+    """A fresh tmpfs on ``/tmp`` for every program, stacked on the server's private ``/tmp``.
+
+    :meth:`cycle` detaches the previous program's tmpfs (its files, its full disk, the names it
+    squatted) and mounts a new one. Trees the program must see that lie under ``/tmp`` (the venv
+    of a checkout in /tmp) are bound in the base ``/tmp``; they are bound again on every new
+    tmpfs from descriptors taken once, so the base is never unmounted."""
+
+    def __init__(self, size_mb: int, binds: list[str]):
+        self.size_mb = size_mb
+        self.binds = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for p in binds if os.path.lexists(p)]
+        self.mounted = False
+
+    def cycle(self) -> None:
+        if self.mounted:
+            linux.umount("/tmp", linux.MNT_DETACH)
+            self.mounted = False
+        linux.mount("tmpfs", "/tmp", "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, f"size={self.size_mb}m,mode=1777")
+        self.mounted = True
+        for path, fd in self.binds:
+            if os.path.isdir(f"/proc/self/fd/{fd}"):
+                os.makedirs(path, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                open(path, "a").close()
+            linux.mount(f"/proc/self/fd/{fd}", path, None, linux.MS_BIND | linux.MS_REC)
+            linux.mount(None, path, None, linux.MS_BIND | linux.MS_REMOUNT | linux.MS_RDONLY | linux.MS_NOSUID
+                        | linux.MS_NODEV)
+
+
+class ZygoteGone(RuntimeError):
+    """The zygote died: this server cannot fork any more (the pool replaces it)."""
+
+
+def _children_of(pid: int) -> list[int]:
     try:
-        os.write(2, f"sandbox setup failed: {type(e).__name__}: {e}\n".encode())
-    finally:
-        os._exit(SETUP_FAILED)
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    out: list[int] = []
+    for t in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{t}/children") as f:
+                out += [int(x) for x in f.read().split()]
+        except (OSError, ValueError):
+            pass
+    return out
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+def _private_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            return sum(int(line.split()[1]) for line in f if line.startswith(("Private_Clean:", "Private_Dirty:")))
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _close_quietly(*fds: int) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 class _Child:
     """A forked child waiting for (or running) its program."""
 
-    __slots__ = ("pid", "uid", "workdir", "out", "err", "rep", "ctl")
+    __slots__ = ("pid", "uid", "workdir", "out", "err", "rep", "ctl", "waited")
 
     def __init__(self, pid, uid, workdir, out, err, rep, ctl):
         self.pid, self.uid, self.workdir = pid, uid, workdir
         self.out, self.err, self.rep, self.ctl = out, err, rep, ctl
+        self.waited = False
 
 
 class _Tail:
@@ -804,8 +720,8 @@ class _Tail:
         return text
 
 
-def _classify(wstatus, killed_for, out: _Tail, err: _Tail, rep, duration, cpu, timeout, cpu_limit,
-              client_gone) -> dict:
+def _classify(wstatus, killed_for, out: _Tail, err: _Tail, rep, rep_error, duration, cpu, timeout, cpu_limit,
+              client_gone, mem_kb, peak_kb) -> dict:
     exit_code = os.waitstatus_to_exitcode(wstatus)
     sig = -exit_code if exit_code < 0 else None
     stderr_text = err.text()
@@ -814,6 +730,9 @@ def _classify(wstatus, killed_for, out: _Tail, err: _Tail, rep, duration, cpu, t
     elif killed_for == "output_limit":
         status, reason = "output_limit", (f"the program wrote {out.total + err.total} bytes of output; "
                                           "it was killed at the output limit")
+    elif killed_for == "memory":
+        status, reason = "memory", (f"the program's processes used more than memory_mb={mem_kb >> 10} MiB together "
+                                    f"({peak_kb >> 10} MiB); the process group was killed")
     elif killed_for == "client":
         status, reason = "killed", "the client went away"
     elif sig is not None:
@@ -827,8 +746,10 @@ def _classify(wstatus, killed_for, out: _Tail, err: _Tail, rep, duration, cpu, t
             status, reason = "memory", f"killed by {name} after running out of memory"
         else:
             status, reason = "killed", f"killed by signal {name}"
-    elif exit_code == SETUP_FAILED and "sandbox setup failed" in stderr_text:
+    elif exit_code == _SETUP_FAILED and "sandbox setup failed" in stderr_text:
         status, reason = "killed", "the sandbox could not set the child up: " + stderr_text.strip()[-300:]
+    elif rep_error is not None:
+        status, reason = "error", "the program's solver-call record was rejected: " + rep_error
     elif rep and rep.get("memory_error"):
         status, reason = "memory", "the program ran out of memory (MemoryError)"
     elif exit_code == 0:
@@ -858,76 +779,11 @@ def _cpu_limit(lim: dict) -> int:
     return max(1, int(cpu) if cpu is not None else int(float(lim.get("timeout_s", 10.0))) + 1)
 
 
-def _status_kb(key: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-def _run_program(code: str, workdir: str, instrument) -> None:
-    """Run ``code`` as ``__main__`` with the instrumentation armed; never returns."""
-    import builtins
-    import linecache
-    import types
-
-    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
-                                  errors="backslashreplace", line_buffering=True)
-    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
-                                  errors="backslashreplace", write_through=True)
-    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
-    sys.argv = ["<tool_call>"]
-    sys.path.insert(0, workdir)
-    main = types.ModuleType("__main__")
-    main.__dict__["__builtins__"] = builtins
-    sys.modules["__main__"] = main
-    filename = "<tool_call>"
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-    instrument.begin(REPORT_FD)
-    status = 0
-    try:
-        exec(compile(code, filename, "exec", dont_inherit=True), main.__dict__)
-    except SystemExit as e:
-        if e.code is None or isinstance(e.code, bool) and not e.code:
-            status = 0
-        elif isinstance(e.code, int):
-            status = e.code & 0xFF
-        else:
-            try:
-                print(e.code, file=sys.stderr)
-            except Exception:
-                pass
-            status = 1
-    except MemoryError:
-        instrument.STATE.memory_error = True
-        try:
-            sys.stderr.write("MemoryError: the program exceeded its memory limit\n")
-        except Exception:
-            pass
-        status = 1
-    except BaseException:
-        etype, value, tb = sys.exc_info()
-        try:
-            # the traceback starts at the program: the sandbox frames are noise to a model
-            while tb is not None and tb.tb_frame.f_code.co_filename != filename:
-                tb = tb.tb_next
-            te = traceback.TracebackException(etype, value, tb)
-            # nor the import hook of the instrumentation, which sits under every import
-            own = getattr(instrument, "__file__", None)
-            te.stack = traceback.StackSummary.from_list([f for f in te.stack if f.filename != own])
-            sys.stderr.write("".join(te.format()))
-        except BaseException:
-            pass
-        if isinstance(value, MemoryError) or "MemoryError" in repr(value):
-            instrument.STATE.memory_error = True
-        status = 1
-    instrument._exit_with_report(status)
+_SETUP_FAILED = 125  # zygote.SETUP_FAILED: a child that could not be set up exits with this code
 
 
 def main() -> None:
     cfg = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
-    cfg.setdefault("instrument_path", os.path.join(_HERE, "instrument.py"))
     in_fd = os.dup(0)
     out_fd = os.dup(1)
     os.set_inheritable(in_fd, False)
@@ -935,13 +791,22 @@ def main() -> None:
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
+    zygote = _sibling("zygote")  # now: a child no longer finds it by name, nor its file
     server = Server(cfg)
+    job = None
     try:
         server.start(in_fd, out_fd)
+    except zygote.Start as start:
+        # a sandbox child: its program runs below, outside this handler, once every frame of the
+        # zygote and of this server is gone (sys.exc_info() must not lead back to them)
+        job = start.job
     except BaseException as e:
         os.write(2, f"sandbox server failed to start: {type(e).__name__}: {e}\n".encode())
         traceback.print_exc()
         os._exit(3)
+    if job is not None:
+        del server
+        zygote.run_program(job)
     # start-up errors went to the client's stderr pipe; from now on nothing does
     os.dup2(devnull, 2)
     server.serve()

@@ -33,14 +33,23 @@ option that does: unaligned variables are then read as ``exists aux. F_pred``. T
 variables aligning with one instance variable is a failure too (merging them could make a wrong
 program right). An integer variable aligned with a Boolean one reads 1 as true and 0 as false.
 
-Every failure is a verdict with a reason, never an exception; the Z3 call is time-bounded.
+Every failure is a verdict with a reason, never an exception. The whole check is bounded: a
+formula over :data:`MAX_NODES` nodes or :data:`MAX_DEPTH` levels (estimated before anything is
+built: parentheses of the SMT-LIB2 text outside quoted symbols, literals of a CNF or CP-SAT
+model, nodes of a sympy tree) is ``too_large``; parsing, the walk that collects its variables
+and the Z3 call all share ``timeout_ms`` (past it: ``timeout``). A captured formula is the
+program's, hostile like everything it writes: a million nested ``Not`` took 20 s in the Python
+walk alone before the bound.
 """
 from __future__ import annotations
 
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+import numpy as np
 
 __all__ = [
     "Truth",
@@ -48,16 +57,51 @@ __all__ = [
     "check_equivalence",
     "formula_to_z3",
     "FormulaError",
+    "FormulaTooLarge",
+    "formula_size",
+    "MAX_NODES",
+    "MAX_DEPTH",
     "decision_truth",
     "saturn_truth",
 ]
 
 DEFAULT_TIMEOUT_MS = 5000
 MAX_FORMULA_CHARS = 8 << 20
+#: the largest formula checked: the SAT-Bench and SATURN formulas an honest program hands its
+#: solver have at most a few thousand nodes; Z3's Python walk costs ~20-30 us a node
+MAX_NODES = 200_000
+MAX_DEPTH = 5_000
 
 
 class FormulaError(ValueError):
     """A captured formula that cannot be read as a Boolean formula (the reason is the message)."""
+
+
+class FormulaTooLarge(FormulaError):
+    """A captured formula over :data:`MAX_NODES` or :data:`MAX_DEPTH`."""
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+class _Deadline:
+    """The time budget of one check, shared by parsing, the Python walks and Z3."""
+
+    def __init__(self, timeout_ms: float | None):
+        self.end = None if timeout_ms is None else time.perf_counter() + timeout_ms / 1000
+
+    def check(self) -> None:
+        if self.end is not None and time.perf_counter() > self.end:
+            raise _OutOfTime()
+
+    def left_ms(self) -> int:
+        if self.end is None:
+            return 0  # Z3: no timeout
+        left = int(1000 * (self.end - time.perf_counter()))
+        if left <= 0:
+            raise _OutOfTime()
+        return left
 
 
 @dataclass
@@ -75,7 +119,8 @@ class Truth:
 @dataclass
 class EquivalenceVerdict:
     """``status``: ``equivalent``, ``not_equivalent``, ``no_formula``, ``unaligned``,
-    ``unsupported``, ``timeout`` or ``error``; ``equivalent`` is True only for the first."""
+    ``unsupported``, ``too_large``, ``timeout`` or ``error``; ``equivalent`` is True only for the
+    first."""
 
     status: str
     reason: str
@@ -170,7 +215,7 @@ def _context():
     return ctx
 
 
-def _constants(expr) -> dict[str, Any]:
+def _constants(expr, deadline: _Deadline | None = None) -> dict[str, Any]:
     """The uninterpreted constants of ``expr`` by name (raises for functions of arity > 0)."""
     import z3
 
@@ -183,6 +228,11 @@ def _constants(expr) -> dict[str, Any]:
         if eid in seen:
             continue
         seen.add(eid)
+        if len(seen) & 1023 == 0:
+            if len(seen) > MAX_NODES:
+                raise FormulaTooLarge(f"the formula has more than {MAX_NODES} distinct nodes")
+            if deadline is not None:
+                deadline.check()
         if z3.is_quantifier(e):
             stack.append(e.body())
             continue
@@ -201,15 +251,19 @@ def _constants(expr) -> dict[str, Any]:
     return out
 
 
-def formula_to_z3(formula: dict, ctx=None):
+def formula_to_z3(formula: dict, ctx=None, *, deadline: _Deadline | None = None):
     """A captured formula -> ``(z3 BoolRef, {program name: z3 constant})``; :class:`FormulaError`
-    when it cannot be read."""
+    when it cannot be read (:class:`FormulaTooLarge` past the caps)."""
     import z3
 
     ctx = ctx or _context()
     if not isinstance(formula, dict):
         raise FormulaError("no formula")
     kind = formula.get("kind")
+    nodes, depth = formula_size(formula)
+    if nodes > MAX_NODES or depth > MAX_DEPTH:
+        raise FormulaTooLarge(f"the captured {kind} formula has about {nodes} nodes and {depth} levels; the "
+                              f"equivalence check takes at most {MAX_NODES} nodes and {MAX_DEPTH} levels")
     try:
         if kind == "smt2":
             text = formula.get("text") or ""
@@ -233,11 +287,64 @@ def formula_to_z3(formula: dict, ctx=None):
             raise FormulaError(f"unknown formula kind {kind!r}")
     except FormulaError:
         raise
-    except (z3.Z3Exception, KeyError, TypeError, ValueError, IndexError, RecursionError) as e:
-        raise FormulaError(f"the captured {kind} formula is malformed: {type(e).__name__}: {e}") from None
+    except (z3.Z3Exception, KeyError, TypeError, ValueError, IndexError, RecursionError, OverflowError,
+            AttributeError) as e:
+        raise FormulaError(f"the captured {kind} formula is malformed: {type(e).__name__}: {str(e)[:200]}") from None
     if not z3.is_bool(expr):
         raise FormulaError("the captured formula is not Boolean")
-    return expr, _constants(expr)
+    if deadline is not None:
+        deadline.check()
+    return expr, _constants(expr, deadline)
+
+
+_QUOTED = re.compile(r'\|[^|]*\||"(?:[^"]|"")*"')
+
+
+def formula_size(formula: dict) -> tuple[int, int]:
+    """``(nodes, depth)`` of a captured formula, estimated without building it (see the module
+    docstring; the estimate errs on the large side)."""
+    kind = formula.get("kind")
+    if kind == "smt2":
+        text = formula.get("text")
+        if not isinstance(text, str):
+            return 0, 0
+        if len(text) > MAX_FORMULA_CHARS:
+            return len(text), 0
+        # parentheses inside |quoted symbols| and "strings" are not structure
+        data = np.frombuffer(_QUOTED.sub("", text).encode("utf-8", "replace"), dtype=np.uint8)
+        steps = (data == 40).astype(np.int32) - (data == 41).astype(np.int32)
+        depth = int(np.cumsum(steps).max()) if len(steps) else 0
+        return int((data == 40).sum()), max(depth, 0)
+    if kind == "cnf":
+        lits = _total_len(formula.get("clauses")) + sum(
+            _total_len([a[0]]) if isinstance(a, (list, tuple)) and a else 1 for a in _items(formula.get("atmost")))
+        return lits, 3
+    if kind == "cpsat":
+        nodes = len(_items(formula.get("variables")))
+        for c in _items(formula.get("constraints")):
+            if isinstance(c, dict):
+                nodes += 1 + sum(len(v) for v in c.values() if isinstance(v, list))
+                nodes += sum(len(e.get("vars", ())) for e in _items(c.get("exprs")) if isinstance(e, dict))
+        return nodes, 4
+    if kind == "sympy":
+        nodes = depth = 0
+        stack = [(formula.get("tree"), 1)]
+        while stack and nodes <= MAX_NODES and depth <= MAX_DEPTH:
+            node, d = stack.pop()
+            nodes += 1
+            depth = max(depth, d)
+            if isinstance(node, dict):
+                stack.extend((a, d + 1) for a in _items(node.get("args")))
+        return nodes, depth
+    return 0, 0
+
+
+def _items(x) -> list:
+    return x if isinstance(x, list) else []
+
+
+def _total_len(rows) -> int:
+    return sum(len(r) + 1 if isinstance(r, (list, tuple)) else 1 for r in _items(rows))
 
 
 def _z3_message(e) -> str:
@@ -348,8 +455,8 @@ def _sympy_to_z3(node, ctx, count):
     import z3
 
     count[0] += 1
-    if count[0] > 1_000_000:
-        raise FormulaError("the sympy formula is too large")
+    if count[0] > MAX_NODES:
+        raise FormulaTooLarge("the sympy formula is too large")
     if node is True or node is False:
         return z3.BoolVal(node, ctx)
     if not isinstance(node, dict):
@@ -394,8 +501,14 @@ def check_equivalence(formula: dict | None, truth: Truth, *, timeout_ms: int = D
     solver_name = formula.get("solver") if isinstance(formula, dict) else None
     if not formula:
         return EquivalenceVerdict("no_formula", "no formula was captured: the program made no solve/check call")
+    deadline = _Deadline(timeout_ms if timeout_ms and timeout_ms > 0 else None)
     try:
-        return _check(formula, truth, timeout_ms, auxiliary, solver_name)
+        return _check(formula, truth, deadline, auxiliary, solver_name)
+    except _OutOfTime:
+        return EquivalenceVerdict("timeout", f"the equivalence check ran out of its {timeout_ms} ms",
+                                  solver=solver_name)
+    except FormulaTooLarge as e:
+        return EquivalenceVerdict("too_large", str(e), solver=solver_name)
     except FormulaError as e:
         return EquivalenceVerdict("unsupported", str(e), solver=solver_name)
     except Exception as e:  # the check must never take the env down
@@ -403,11 +516,11 @@ def check_equivalence(formula: dict | None, truth: Truth, *, timeout_ms: int = D
                                   solver=solver_name)
 
 
-def _check(formula, truth: Truth, timeout_ms, auxiliary, solver_name) -> EquivalenceVerdict:
+def _check(formula, truth: Truth, deadline: _Deadline, auxiliary, solver_name) -> EquivalenceVerdict:
     import z3
 
     ctx = _context()
-    pred, consts = formula_to_z3(formula, ctx)
+    pred, consts = formula_to_z3(formula, ctx, deadline=deadline)
     truth_vars = {n: z3.Bool(n, ctx) for n in truth.names}
     aligned: dict[str, str] = {}
     unaligned: list[str] = []
@@ -446,7 +559,9 @@ def _check(formula, truth: Truth, timeout_ms, auxiliary, solver_name) -> Equival
                       for x in c], ctx) for c in truth.clauses]
     ftruth = z3.And(clauses, ctx) if clauses else z3.BoolVal(True, ctx)
     s = z3.Solver(ctx=ctx)
-    s.set("timeout", int(timeout_ms))
+    budget = deadline.left_ms()
+    if budget:
+        s.set("timeout", budget)
     s.add(z3.Or(z3.And(pred, z3.Not(ftruth)), z3.And(z3.Not(pred), ftruth)))
     r = s.check()
     if r == z3.unsat:
@@ -463,5 +578,5 @@ def _check(formula, truth: Truth, timeout_ms, auxiliary, solver_name) -> Equival
             "satisfies the program's formula but not the ground truth"
         return EquivalenceVerdict("not_equivalent", f"not equivalent: the assignment {shown} {side}",
                                   aligned, cex, solver=solver_name)
-    return EquivalenceVerdict("timeout", f"Z3 could not decide equivalence within {timeout_ms} ms "
+    return EquivalenceVerdict("timeout", f"Z3 could not decide equivalence within {budget} ms "
                               f"({s.reason_unknown()})", aligned, solver=solver_name)

@@ -14,8 +14,13 @@ the turn budget; every earlier step pays 0):
 - ``format`` 0.1 when the final answer parses;
 - ``correct`` 1 correct / 0 ``idk`` / ``-1 - eps`` wrong (eq. 1);
 - ``tool`` 0.1 when the *last* tool call exited without error (status ``ok``) and made a
-  solve/check call of the sampled solver; importing it is not enough (the §4.3 reward hack
-  ``from z3 import *; print('z3 imported')`` earns 0);
+  solve/check call of the sampled solver that returned; importing it is not enough (the §4.3
+  reward hack ``from z3 import *; print('z3 imported')`` earns 0). The evidence is recorded in
+  the program's own process: writing a record to the report descriptor, calling the capture's
+  functions by name, or calling a solver method with a fake object earns nothing (the record
+  must carry the run's secret), but a program that digs the capture out of its interpreter's
+  objects can forge it (:mod:`solvergym.envs.sandbox.instrument`, "Trust"); it then claims only
+  a formula it could have handed the solver honestly;
 - ``equivalence`` 1 when the formula the last tool call handed its solver (its last solve call)
   is equivalent to the ground truth (:mod:`solvergym.envs.sat.equivalence`); the verdict and its
   reason are in ``info["equivalence"]``.

@@ -1,0 +1,158 @@
+"""Linux system calls the sandbox needs and Python has no names for, and the pipe protocol.
+
+Standard library only: this file is loaded by the sandbox server and its zygote, which never
+import solvergym (see ``server.py``). ``mount``, ``unshare``, ``prctl`` and Landlock go through
+``ctypes``; seccomp through the optional ``pyseccomp`` package. Messages between the pool and
+a server are length-prefixed JSON (:func:`read_frame`, :func:`write_frame`).
+"""
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import os
+import struct
+
+_FRAME = struct.Struct(">I")
+
+# Linux constants (uapi headers); ctypes has no names for them
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+
+
+def check(ret: int, what: str) -> int:
+    if ret < 0 or ret == -1:
+        e = ctypes.get_errno()
+        raise OSError(e, f"{what}: {os.strerror(e)}")
+    return ret
+
+
+def prctl(option: int, arg: int) -> None:
+    check(libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl({option})")
+
+
+def mount(src, target, fstype, flags, data=None) -> None:
+    enc = lambda s: None if s is None else s.encode()  # noqa: E731
+    ret = libc.mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data))
+    check(ret, f"mount {target}")
+
+
+MNT_DETACH = 2
+
+
+def unshare(flags: int) -> None:
+    check(libc.unshare(flags), "unshare")
+
+
+def umount(target: str, flags: int = 0) -> None:
+    check(libc.umount2(target.encode(), ctypes.c_int(flags)), f"umount {target}")
+
+
+# ----------------------------------------------------------------------------- protocol
+def read_frame(fd: int) -> dict | None:
+    """One length-prefixed JSON message from ``fd`` (``None`` at end of file)."""
+    head = read_exact(fd, 4)
+    if head is None:
+        return None
+    (n,) = _FRAME.unpack(head)
+    body = read_exact(fd, n)
+    if body is None:
+        return None
+    return json.loads(body)
+
+
+def write_frame(fd: int, msg: dict) -> None:
+    body = json.dumps(msg, separators=(",", ":")).encode()
+    data = memoryview(_FRAME.pack(len(body)) + body)
+    while data:
+        n = os.write(fd, data)
+        data = data[n:]
+
+
+def read_exact(fd: int, n: int) -> bytes | None:
+    chunks, got = [], 0
+    while got < n:
+        b = os.read(fd, n - got)
+        if not b:
+            return None
+        chunks.append(b)
+        got += len(b)
+    return b"".join(chunks)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+# ----------------------------------------------------------------------------- Landlock and seccomp
+# Landlock (Linux >= 5.13): restrict writes to the working directory. ABI 1 rights; the
+# truncate right of ABI 3 when present.
+_LL_WRITE = (1 << 1) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12)
+_LL_EXEC, _LL_READ_FILE, _LL_READ_DIR, _LL_REFER, _LL_TRUNCATE = 1, 1 << 2, 1 << 3, 1 << 13, 1 << 14
+SYS_landlock_create_ruleset, SYS_landlock_add_rule, SYS_landlock_restrict_self = 444, 445, 446
+
+
+def landlock_abi() -> int:
+    try:
+        return max(0, libc.syscall(SYS_landlock_create_ruleset, None, ctypes.c_size_t(0), ctypes.c_uint32(1)))
+    except Exception:
+        return 0
+
+
+def apply_landlock(workdir: str, abi: int) -> None:
+    class Attr(ctypes.Structure):
+        _fields_ = [("handled_access_fs", ctypes.c_uint64)]
+
+    class PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+    handled = _LL_WRITE | (_LL_TRUNCATE if abi >= 3 else 0)
+    attr = Attr(handled)
+    rs = check(libc.syscall(SYS_landlock_create_ruleset, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
+                              ctypes.c_uint32(0)), "landlock_create_ruleset")
+    try:
+        for path, access in ((workdir, handled), ("/dev", (1 << 1) | (_LL_TRUNCATE if abi >= 3 else 0))):
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            try:
+                rule = PathBeneath(access, fd)
+                check(libc.syscall(SYS_landlock_add_rule, ctypes.c_int(rs), ctypes.c_int(1), ctypes.byref(rule),
+                                     ctypes.c_uint32(0)), "landlock_add_rule")
+            finally:
+                os.close(fd)
+        check(libc.syscall(SYS_landlock_restrict_self, ctypes.c_int(rs), ctypes.c_uint32(0)),
+               "landlock_restrict_self")
+    finally:
+        os.close(rs)
+
+
+def seccomp_filter():
+    """A seccomp filter built with ``pyseccomp`` (``None`` when the package is missing): the
+    default allows, and these fail with EPERM: sockets other than AF_UNIX, ptrace and
+    process_vm_*, namespace and mount calls, kernel keyrings, bpf, perf, userfaultfd, io_uring
+    (which would bypass the socket rule), module loading, reboot, swap, kexec."""
+    try:
+        import pyseccomp as sc
+    except ImportError:
+        return None
+    f = sc.SyscallFilter(defaction=sc.ALLOW)
+    deny = sc.ERRNO(errno.EPERM)
+    for name in ("ptrace", "process_vm_readv", "process_vm_writev", "mount", "umount2", "unshare",
+                 "setns", "chroot", "pivot_root", "keyctl", "add_key", "request_key", "bpf",
+                 "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
+                 "io_uring_register", "init_module", "finit_module", "delete_module", "reboot",
+                 "swapon", "swapoff", "kexec_load", "kexec_file_load", "acct", "quotactl"):
+        try:
+            f.add_rule(deny, name)
+        except Exception:
+            pass  # not a syscall on this architecture
+    f.add_rule(deny, "socket", sc.Arg(0, sc.NE, 1))  # AF_UNIX = 1
+    f.add_rule(deny, "socketpair", sc.Arg(0, sc.NE, 1))
+    return f

@@ -1,0 +1,371 @@
+"""The zygote: the one process every sandboxed program is forked from, and the child's set-up.
+
+The server (``server.py``) reads programs, their output and their records; if children were
+forked from it, each would start with a copy of everything the server had held: a program that
+walks its stack up to the server's loop, or scans its own heap, would read earlier programs'
+code, output and records. So the server forks this zygote once, at start-up, before it has read
+any request; the zygote imports and warms the solvers, installs the solver-call capture
+(``instrument.py``), freezes its heap, and from then on only forks. It never receives a byte of
+a program: the server sends it the child's pipe ends (``SCM_RIGHTS`` over a ``SOCK_SEQPACKET``
+socket) and a uid, and the program itself goes from the server straight to the waiting child
+through its control pipe. Every child therefore starts from the same clean image.
+
+The zygote is a child subreaper, so the orphans of a program (double forks, ``setsid``) stay its
+descendants and the server finds them by walking its children; it reaps them when the server
+asks, and reports the exit status and CPU time of each program's first process (the server is
+not its parent). It dies with the server (``PR_SET_PDEATHSIG``), and its children die with it.
+
+A child, before its program arrives (off the latency path): own process group; stdin on
+``/dev/null``, stdout/stderr into the server's pipes, the record pipe on :data:`REPORT_FD`; a
+fresh working directory with an unpredictable name (in the ``/tmp`` the server mounted fresh for
+this program), owned by a fresh uid; ceiling rlimits, no POSIX message queues; root dropped;
+``PR_SET_NO_NEW_PRIVS``; parent-death signal; a clean environment. When the program arrives its
+own limits are set, then optional Landlock and seccomp, and it runs as ``__main__`` on a stack
+unwound to the interpreter's top (:class:`Start`), with the capture armed with the run's secret.
+"""
+from __future__ import annotations
+
+import gc
+import io
+import json
+import os
+import resource
+import signal
+import socket
+import sys
+import time
+import traceback
+
+try:
+    from . import linux
+except ImportError:  # loaded by path by the server script (no package): it loaded linux.py first
+    linux = sys.modules["_solvergym_sandbox_linux"]
+
+REPORT_FD = 1000  # where the child's instrumentation writes its record
+SETUP_FAILED = 125  # a child that could not be set up exits with this code
+CEIL_NPROC = 1024  # RLIMIT_NPROC of a child waiting for its program (lowered when it arrives)
+MSG_MAX = 1 << 16  # zygote messages are small: a few ints
+
+
+class Start(BaseException):
+    """Raised in a freshly set-up child to unwind the zygote's frames before the program runs
+    (caught by the server's ``main``); ``job`` is what :func:`run_program` needs."""
+
+    def __init__(self, job: list):
+        super().__init__()
+        self.job = job
+
+
+# ----------------------------------------------------------------------------- the zygote
+class Zygote:
+    def __init__(self, sock: socket.socket, cfg: dict, instrument):
+        self.sock = sock
+        self.cfg = cfg
+        self.instrument = instrument
+        self.root = os.geteuid() == 0
+        self.landlock = int(cfg.get("landlock_abi", 0))
+        self.seccomp = None
+        self.capture = None
+        self.children: set[int] = set()  # first processes of programs, not yet waited for
+        self.done: dict[int, tuple[int, float]] = {}  # their statuses, found by a sweep
+
+    def prepare(self) -> dict:
+        """Import and warm the solvers, install the capture, freeze the heap: what every child
+        inherits. Returns the facts the server's hello reports."""
+        linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
+        linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
+        if self.cfg.get("seccomp"):
+            self.seccomp = linux.seccomp_filter()
+        import_ms = _import_solvers()
+        _warm()
+        self.capture, install = self.instrument.install()
+        # fork() copies only the calling thread. OR-Tools' import starts one idle thread (parked on a
+        # futex, holding nothing); the count is reported so that a new one does not go unnoticed.
+        threads = len(os.listdir("/proc/self/task"))
+        _hide_solvergym(self.cfg)
+        gc.collect()
+        gc.freeze()  # children do not touch the shared pages when they collect
+        return {"import_ms": import_ms, "instrumentation": install, "threads": threads,
+                "seccomp": self.seccomp is not None, "rss_kb": _status_kb("VmRSS"),
+                "vms_kb": _status_kb("VmSize")}
+
+    def serve(self) -> None:
+        """Answer the server until it goes away (then exit). In a child, raises :class:`Start`."""
+        while True:
+            try:
+                msg, fds, _, _ = socket.recv_fds(self.sock, MSG_MAX, 4)
+            except OSError:
+                os._exit(0)
+            if not msg:
+                os._exit(0)
+            req = json.loads(msg)
+            op = req.get("op")
+            if op == "fork":
+                reply = {"pid": self._fork(req, fds)}
+            else:
+                for fd in fds:
+                    os.close(fd)
+                if op == "wait":
+                    status, cpu = self._wait(int(req["pid"]))
+                    reply = {"status": status, "cpu": cpu}
+                elif op == "reap":
+                    self._sweep()
+                    reply = {"ok": True}
+                else:
+                    reply = {"error": f"unknown op {op!r}"}
+            self.sock.send(json.dumps(reply).encode())
+
+    def _fork(self, req: dict, fds: list[int]) -> int:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child never returns from here
+            try:
+                self.sock.close()
+                job = self._child(int(req["uid"]), str(req["workdir"]), fds)
+            except BaseException as e:
+                _setup_failed(e)
+            raise Start(job)
+        for fd in fds:
+            os.close(fd)
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass  # the child did it first, or is already gone
+        self.children.add(pid)
+        return pid
+
+    def _wait(self, pid: int) -> tuple[int, float]:
+        if pid in self.done:
+            return self.done.pop(pid)
+        if pid not in self.children:
+            return 0, 0.0
+        self.children.discard(pid)
+        _, status, ru = os.wait4(pid, 0)  # the server asks once the process has exited or was killed
+        return status, ru.ru_utime + ru.ru_stime
+
+    def _sweep(self) -> None:
+        """Reap every zombie: orphans of programs, and first processes (kept for ``wait``)."""
+        while True:
+            try:
+                pid, status, ru = os.wait4(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid in self.children:
+                self.children.discard(pid)
+                self.done[pid] = (status, ru.ru_utime + ru.ru_stime)
+
+    # -- the child --------------------------------------------------------------------------
+    def _child(self, uid: int, workdir: str, fds: list[int]) -> list:
+        out_w, err_w, rep_w, ctl_r = fds
+        os.setpgid(0, 0)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        os.dup2(rep_w, REPORT_FD)
+        os.dup2(ctl_r, REPORT_FD + 1)
+        os.closerange(3, REPORT_FD)
+        os.closerange(REPORT_FD + 2, 1 << 16)
+        os.mkdir(workdir, 0o700)
+        if self.root:
+            os.chown(workdir, uid, uid)
+        os.chdir(workdir)
+        # ceilings while waiting; the program's own limits are set (lowered) once it arrives
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_NPROC, (CEIL_NPROC, CEIL_NPROC))
+        if self.root:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+        linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
+        linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it
+        if os.getppid() == 1:
+            os._exit(SETUP_FAILED)
+        os.environ.clear()
+        os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir,
+                           "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"})
+        head = linux.read_exact(REPORT_FD + 1, 4)
+        req = None
+        if head is not None:
+            body = linux.read_exact(REPORT_FD + 1, int.from_bytes(head, "big"))
+            req = json.loads(body) if body is not None else None
+        os.close(REPORT_FD + 1)
+        if req is None:  # the server discarded this child
+            os._exit(0)
+        _limits(req.get("limits") or {})
+        if self.landlock:
+            linux.apply_landlock(workdir, self.landlock)
+        if self.seccomp is not None:
+            self.seccomp.load()
+        # the instrumentation modules must not be found by name (see instrument.py, "Trust")
+        for name in [n for n in sys.modules if n.startswith("_solvergym_sandbox_")]:
+            del sys.modules[name]
+        return [req.get("code", ""), workdir, self.capture, str(req.get("secret", ""))]
+
+
+
+def _setup_failed(e: BaseException) -> None:
+    try:
+        os.write(2, f"sandbox setup failed: {type(e).__name__}: {e}\n".encode())
+    finally:
+        os._exit(SETUP_FAILED)
+
+
+def cpu_limit(lim: dict) -> int:
+    """CPU seconds (RLIMIT_CPU): ``cpu_s``, or the wall-clock timeout rounded up plus one."""
+    cpu = lim.get("cpu_s")
+    return max(1, int(cpu) if cpu is not None else int(float(lim.get("timeout_s", 10.0))) + 1)
+
+
+def _limits(lim: dict) -> None:
+    cpu = cpu_limit(lim)
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    spent = int(used.ru_utime + used.ru_stime)  # seconds this child spent before the program
+    mem_mb = int(lim.get("memory_mb", 2048))
+    fsize = int(lim.get("fsize_mb", 16)) << 20
+    nproc = min(int(lim.get("nproc", 32)), CEIL_NPROC)
+    nofile = int(lim.get("nofile", 256))
+    resource.setrlimit(resource.RLIMIT_CPU, (spent + cpu, spent + cpu + 1))
+    # the address space the program may add on top of the pre-imported solvers
+    vm = (_status_kb("VmSize") << 10) + (mem_mb << 20)
+    resource.setrlimit(resource.RLIMIT_AS, (vm, vm))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+    resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))  # no POSIX message queues either
+
+
+def _status_kb(key: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+# ----------------------------------------------------------------------------- solvers
+def _import_solvers() -> dict:
+    times = {}
+    for mod, stmt in (
+        ("z3", "import z3"),
+        ("pysmt", "import pysmt.shortcuts, pysmt.typing, pysmt.smtlib.script"),
+        ("pysat", "import pysat.formula, pysat.solvers, pysat.card"),
+        ("ortools", "from ortools.sat.python import cp_model; from ortools.linear_solver import pywraplp"),
+        ("sympy", "import sympy, sympy.logic, sympy.logic.inference, sympy.logic.boolalg"),
+        ("gurobipy", "import gurobipy"),
+        ("common", "import itertools, math, collections, functools, re, random, fractions, decimal, "
+                   "heapq, bisect, string, typing, dataclasses, copy, operator, statistics, datetime, "
+                   "numpy, json, traceback, linecache"),
+    ):
+        t = time.perf_counter()
+        try:
+            exec(stmt, {})
+            times[mod] = round(1000 * (time.perf_counter() - t), 1)
+        except Exception as e:  # a solver that is not installed is not offered
+            times[mod] = f"unavailable: {type(e).__name__}: {e}"
+    return times
+
+
+def _warm() -> None:
+    # First-call costs (z3's main context ~9 ms, sympy's SAT machinery ~25 ms) paid once here
+    # instead of in every child.
+    for code in (
+        "import z3\nz3.main_ctx()\ns = z3.Solver(); a, b = z3.Bools('a b'); s.add(z3.Or(a, z3.Not(b))); s.check(); s.model()",
+        "from pysmt.shortcuts import Symbol, Or, Not, Solver\na = Symbol('a')\n"
+        "with Solver(name='z3') as s:\n    s.add_assertion(Or(a, Not(a))); s.solve()",
+        "from pysat.solvers import Solver\nwith Solver(name='g3', bootstrap_with=[[1, -2]]) as s: s.solve()",
+        "from ortools.sat.python import cp_model\nm = cp_model.CpModel(); x = m.NewBoolVar('x')\n"
+        "m.AddBoolOr([x]); s = cp_model.CpSolver(); s.parameters.num_workers = 1; s.Solve(m)",
+        "from sympy import symbols\nfrom sympy.logic.inference import satisfiable\n"
+        "a, b = symbols('a b'); satisfiable((a | ~b) & (a | b))",
+    ):
+        try:
+            exec(code, {"__name__": "__warmup__"})
+        except Exception:
+            pass
+
+
+def _within(path: str, tree: str) -> bool:
+    return path == tree or path.startswith(tree.rstrip("/") + "/")
+
+
+def _hide_solvergym(cfg: dict) -> None:
+    # Belt and braces next to the file-system view: no finder left that maps solvergym.
+    for finder in list(sys.meta_path):
+        mapping = getattr(finder, "MAPPING", None) or getattr(getattr(finder, "__self__", None), "MAPPING", None)
+        module = str(getattr(finder, "__module__", "")) + " " + type(finder).__module__
+        if "__editable__" in module or (isinstance(mapping, dict) and "solvergym" in mapping):
+            sys.meta_path.remove(finder)
+    for name in list(sys.modules):
+        if name == "solvergym" or name.startswith("solvergym."):
+            del sys.modules[name]
+    hidden = [os.path.abspath(h) for h in cfg.get("hide", [])]
+    venv = os.path.abspath(sys.prefix)
+    sys.path[:] = [p for p in sys.path if p and (
+        _within(os.path.abspath(p), venv) or not any(_within(os.path.abspath(p), h) for h in hidden))]
+
+
+# ----------------------------------------------------------------------------- the program
+def run_program(job: list) -> None:
+    """Run a child's program as ``__main__`` with the capture armed; never returns.
+
+    ``job`` is emptied first, so no frame below the program holds the capture or the secret."""
+    import builtins
+    import linecache
+    import types
+
+    code, workdir, capture, secret = job
+    job.clear()
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", line_buffering=True)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", write_through=True)
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+    sys.argv = ["<tool_call>"]
+    sys.path.insert(0, workdir)
+    main = types.ModuleType("__main__")
+    main.__dict__["__builtins__"] = builtins
+    sys.modules["__main__"] = main
+    filename = "<tool_call>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    capture.begin(REPORT_FD, secret)
+    del secret
+    status = 0
+    try:
+        exec(compile(code, filename, "exec", dont_inherit=True), main.__dict__)
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, bool) and not e.code:
+            status = 0
+        elif isinstance(e.code, int):
+            status = e.code & 0xFF
+        else:
+            try:
+                print(e.code, file=sys.stderr)
+            except Exception:
+                pass
+            status = 1
+    except MemoryError:
+        capture.note_memory_error()
+        try:
+            sys.stderr.write("MemoryError: the program exceeded its memory limit\n")
+        except Exception:
+            pass
+        status = 1
+    except BaseException:
+        etype, value, tb = sys.exc_info()
+        try:
+            # the traceback starts at the program: the sandbox frames are noise to a model
+            while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+                tb = tb.tb_next
+            te = traceback.TracebackException(etype, value, tb)
+            # nor the import hook of the instrumentation, which sits under every import
+            own = capture.source_file
+            te.stack = traceback.StackSummary.from_list([f for f in te.stack if f.filename != own])
+            sys.stderr.write("".join(te.format()))
+        except BaseException:
+            pass
+        if isinstance(value, MemoryError) or "MemoryError" in repr(value):
+            capture.note_memory_error()
+        status = 1
+    capture.exit(status)
