@@ -219,6 +219,31 @@ def test_memory_budget_holds_over_all_of_a_programs_processes(pool):
     time.sleep(0.2)
     assert _leftovers(pool) == []
     assert "memory-budget" in pool.isolation["active"]
+    # pages the program's processes share among themselves count too: five pairs of children
+    # each sharing a 200 MiB MAP_SHARED region (a sum of private memory would see none of it)
+    pairs = """
+import mmap, os, time
+for _ in range(5):
+    m = mmap.mmap(-1, 200 << 20, flags=mmap.MAP_SHARED)
+    for i in range(0, len(m), 4096):
+        m[i] = 1
+    for _ in range(2):
+        if os.fork() == 0:
+            time.sleep(20)
+            os._exit(0)
+    m.close()
+time.sleep(20)
+print("hidden")
+"""
+    r = pool.run(pairs, Limits(memory_mb=256, timeout_s=30))
+    assert r.status == "memory" and "hidden" not in r.stdout, (r.status, r.reason)
+    time.sleep(0.2)
+    assert _leftovers(pool) == []
+    # and memory held in memfds that no page table maps
+    memfds = "import os, time\nfds = []\nfor i in range(40):\n    fd = os.memfd_create('x')\n" \
+             "    os.write(fd, b'x' * (15 << 20))\n    fds.append(fd)\ntime.sleep(20)\nprint('hidden')"
+    r = pool.run(memfds, Limits(memory_mb=256, timeout_s=30))
+    assert r.status == "memory" and "hidden" not in r.stdout, (r.status, r.reason)
     # one process alone keeps its own limit: RLIMIT_AS
     r = pool.run("x = bytearray(400 << 20)", Limits(memory_mb=256))
     assert r.status == "memory"

@@ -67,8 +67,9 @@ class Limits:
 
     ``memory_mb`` is enforced twice: as each process's address space on top of the pre-imported
     solvers (RLIMIT_AS, which cannot tell shared library mappings from the program's own
-    allocations), and over all of the program's processes together: the server sums their
-    private memory every 10 ms and kills the group past the budget (status ``memory``). Files
+    allocations), and over all of the program's processes together: every 10 ms the server
+    adds up the memory they hold (pages they share counted once, shared-memory objects such as
+    memfds whole) and kills the group past the budget (status ``memory``). Files
     the program writes live in its own ``/tmp`` (a tmpfs of :attr:`SandboxConfig.tmp_mb`).
     ``nproc`` caps the program's processes and threads together (one uid per program).
     ``cpu_s`` defaults to the wall-clock timeout rounded up plus one. ``output_bytes`` bounds

@@ -41,9 +41,9 @@ Start-up, in this order:
 Per program: the waiting child (see ``zygote.py``: its own mount and IPC namespaces with a fresh
 ``/tmp``, a fresh uid, rlimits, no new privileges) gets the code, its limits and a per-run secret
 through its control pipe; the supervisor polls its output pipes, its exit (a pidfd) and, every
-:data:`MEMORY_POLL_S`, the private memory of all the program's processes (the sum over the
-program's process tree of ``Private_Clean + Private_Dirty`` from ``smaps_rollup``; one process
-alone is bounded by RLIMIT_AS). Past ``memory_mb`` the group is killed (status ``memory``); past
+:data:`MEMORY_POLL_S`, the memory all the program's processes hold together (from their
+proportional set sizes, see :meth:`Server._program_memory_kb`; one process alone is bounded by
+RLIMIT_AS). Past ``memory_mb`` the group is killed (status ``memory``); past
 the wall clock, ``timeout``; past ``output_bytes``, ``output_limit``. The clean-up (in
 ``finally``, whatever happened) kills the process group, then every process of the child's uid,
 until no descendant is left.
@@ -505,8 +505,9 @@ class Server:
                     killed_for = "timeout"
                     self._kill_group(pid)
                 elif now >= next_poll:
-                    next_poll = now + MEMORY_POLL_S
                     used = self._program_memory_kb()
+                    # the supervisor spends at most about a third of its time measuring
+                    next_poll = now + max(MEMORY_POLL_S, 2 * (time.perf_counter() - now))
                     peak_kb = max(peak_kb, used)
                     if used > mem_kb:
                         killed_for = "memory"
@@ -572,12 +573,32 @@ class Server:
         return out
 
     def _program_memory_kb(self) -> int:
-        """Private memory of the program's processes together (0 while there is one: RLIMIT_AS
-        bounds a single process, and reading ``smaps_rollup`` is not free)."""
+        """The memory the program's processes hold together (0 while there is one process and
+        it holds no shared memory object: RLIMIT_AS bounds it, and reading ``smaps_rollup`` is
+        not free).
+
+        Mapped memory, from proportional set sizes (PSS): the PSS of the program's processes and
+        of the zygote sum to every page they map exactly once, and the zygote's resident set is
+        the image the children share with it, so sum(PSS of the program) + PSS(zygote) -
+        RSS(zygote) is what the program mapped (a sum of private memory would miss pages two of
+        its processes share, a sum of RSS would count the image once per child). Shared-memory
+        objects (``MAP_SHARED`` anonymous regions, memfds) are counted once each at their
+        allocated size, mapped or only held open: a page of one need not be in any page table
+        (two children that never touch the region they inherited hide it from every RSS, and a
+        memfd written to and never mapped is in none). Files of the program's ``/tmp`` are
+        bounded by its size (``tmp_mb``); kernel buffers (pipes, sockets) are not counted."""
         pids = self._program_pids()
-        if len(pids) < 2:
+        objects: dict[tuple[int, int], int] = {}
+        for p in pids:
+            _shared_objects(p, objects)
+        if len(pids) < 2 and not objects:
             return 0
-        return sum(_private_kb(p) for p in pids)
+        mapped = 0
+        for p in pids:
+            rss, pss, pss_shmem = _smaps_kb(p)
+            mapped += pss - pss_shmem  # shared-memory objects are counted whole below
+        z_rss, z_pss, _ = _smaps_kb(self.zpid)
+        return max(0, mapped + z_pss - z_rss) + sum(objects.values())
 
     def _kill_group(self, pid: int) -> None:
         try:
@@ -671,12 +692,49 @@ def _children_of(pid: int) -> list[int]:
     return out
 
 
-def _private_kb(pid: int) -> int:
+def _smaps_kb(pid: int) -> tuple[int, int, int]:
+    """``(Rss, Pss, Pss_Shmem)`` of a process, in KiB (zeros when it is gone)."""
+    vals = {"Rss": 0, "Pss": 0, "Pss_Shmem": 0}
     try:
         with open(f"/proc/{pid}/smaps_rollup") as f:
-            return sum(int(line.split()[1]) for line in f if line.startswith(("Private_Clean:", "Private_Dirty:")))
+            for line in f:
+                key, _, rest = line.partition(":")
+                if key in vals:
+                    vals[key] = int(rest.split()[0])
     except (OSError, ValueError, IndexError):
-        return 0
+        pass
+    return vals["Rss"], vals["Pss"], vals["Pss_Shmem"]
+
+
+#: shared-memory objects as /proc names them (files of the program's /tmp are bounded by tmp_mb)
+_SHMEM_NAMES = ("/memfd:", "/dev/zero (deleted)", "/SYSV")
+
+
+def _shared_objects(pid: int, out: dict[tuple[int, int], int]) -> None:
+    """Add the shared-memory objects a process maps or holds open, ``(dev, inode) -> KiB``."""
+    paths = []
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            for line in f:
+                parts = line.split(maxsplit=5)
+                if len(parts) == 6 and parts[1][3] == "s" and parts[5].startswith(_SHMEM_NAMES):
+                    paths.append(f"/proc/{pid}/map_files/{parts[0]}")
+        fd_dir = f"/proc/{pid}/fd"
+        for fd in os.listdir(fd_dir):
+            try:
+                target = os.readlink(f"{fd_dir}/{fd}")
+            except OSError:
+                continue
+            if target.startswith(_SHMEM_NAMES):
+                paths.append(f"{fd_dir}/{fd}")
+    except OSError:
+        return
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        out[(st.st_dev, st.st_ino)] = st.st_blocks // 2  # 512-byte blocks actually allocated
 
 
 def _close_quietly(*fds: int) -> None:
