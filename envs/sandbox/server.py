@@ -291,8 +291,8 @@ class Server:
             self.notes["fresh-tmp-per-program"] = "unavailable: needs the namespaces level (root)"
         if "sysv-ipc-off" not in self.levels:
             self.notes["sysv-ipc-off"] = "unavailable: needs the namespaces level (root)"
-        self.notes["cgroup"] = ("not used: the memory budget sums the private memory of a program's processes "
-                                "(no cgroup is created or joined)")
+        self.notes["cgroup"] = ("not used: the memory budget adds up what a program's processes map and the "
+                                "shared-memory objects they hold (no cgroup is created or joined)")
         self.levels += ["rlimits", "memory-budget", "own-process-group", "subreaper", "zygote", "no-new-privs",
                         "clean-env", "fresh-workdir", "record-secret"]
         if self.root:
@@ -590,7 +590,9 @@ class Server:
         pids = self._program_pids()
         objects: dict[tuple[int, int], int] = {}
         for p in pids:
-            _shared_objects(p, objects)
+            # a lone process's mappings are in its address space (RLIMIT_AS): only what it holds
+            # open can be elsewhere, and reading the maps of every program every 10 ms is not free
+            _shared_objects(p, objects, maps=len(pids) > 1)
         if len(pids) < 2 and not objects:
             return 0
         mapped = 0
@@ -710,15 +712,17 @@ def _smaps_kb(pid: int) -> tuple[int, int, int]:
 _SHMEM_NAMES = ("/memfd:", "/dev/zero (deleted)", "/SYSV")
 
 
-def _shared_objects(pid: int, out: dict[tuple[int, int], int]) -> None:
-    """Add the shared-memory objects a process maps or holds open, ``(dev, inode) -> KiB``."""
+def _shared_objects(pid: int, out: dict[tuple[int, int], int], maps: bool = True) -> None:
+    """Add the shared-memory objects a process holds open (and, with ``maps``, maps),
+    ``(dev, inode) -> KiB``."""
     paths = []
     try:
-        with open(f"/proc/{pid}/maps") as f:
-            for line in f:
-                parts = line.split(maxsplit=5)
-                if len(parts) == 6 and parts[1][3] == "s" and parts[5].startswith(_SHMEM_NAMES):
-                    paths.append(f"/proc/{pid}/map_files/{parts[0]}")
+        if maps:
+            with open(f"/proc/{pid}/maps") as f:
+                for line in f:
+                    parts = line.split(maxsplit=5)
+                    if len(parts) == 6 and parts[1][3] == "s" and parts[5].startswith(_SHMEM_NAMES):
+                        paths.append(f"/proc/{pid}/map_files/{parts[0]}")
         fd_dir = f"/proc/{pid}/fd"
         for fd in os.listdir(fd_dir):
             try:
