@@ -45,6 +45,8 @@ REPORT_FD = 1000  # where the child's instrumentation writes its record
 SETUP_FAILED = 125  # a child that could not be set up exits with this code
 CEIL_NPROC = 1024  # RLIMIT_NPROC of a child waiting for its program (lowered when it arrives)
 MSG_MAX = 1 << 16  # zygote messages are small: a few ints
+#: the names the server loads the sandbox's files under (server._sibling)
+SANDBOX_MODULES = tuple(f"_solvergym_sandbox_{n}" for n in ("instrument", "zygote", "linux", "record"))
 
 
 class Start(BaseException):
@@ -198,9 +200,11 @@ class Zygote:
             linux.apply_landlock(workdir, self.landlock)
         if self.seccomp is not None:
             self.seccomp.load()
-        # the instrumentation modules must not be found by name (see instrument.py, "Trust")
-        for name in [n for n in sys.modules if n.startswith("_solvergym_sandbox_")]:
-            del sys.modules[name]
+        # the instrumentation modules must not be found by name (see instrument.py, "Trust"). By
+        # name, not by a scan: iterating sys.modules writes the refcount of every module name, a
+        # copy-on-write fault per page (~700 of them, 3.5 ms per program)
+        for name in SANDBOX_MODULES:
+            sys.modules.pop(name, None)
         return [req.get("code", ""), workdir, self.capture, str(req.get("secret", ""))]
 
 
