@@ -38,15 +38,17 @@ Start-up, in this order:
    heap and says hello;
 6. a hello message reports the pid, the active isolation levels, import times and memory.
 
-Per program: the waiting child (see ``zygote.py``: its own mount and IPC namespaces with a fresh
-``/tmp``, a fresh uid, rlimits, no new privileges) gets the code, its limits and a per-run secret
-through its control pipe; the supervisor polls its output pipes, its exit (a pidfd) and, every
-:data:`MEMORY_POLL_S`, the memory all the program's processes hold together (from their
-proportional set sizes, see :meth:`Server._program_memory_kb`; one process alone is bounded by
-RLIMIT_AS). Past ``memory_mb`` the group is killed (status ``memory``); past
-the wall clock, ``timeout``; past ``output_bytes``, ``output_limit``. The clean-up (in
-``finally``, whatever happened) kills the process group, then every process of the child's uid,
-until no descendant is left.
+Per program: the waiting child (``zygote.py``: a fresh uid, rlimits, no new privileges; the
+zygote forked it while the previous program ran) gets the code, its limits and a per-run secret
+through its control pipe, and makes its working directory in the ``/tmp`` mounted fresh for it
+(:class:`_FreshTmp`). The supervisor asks the zygote for the next child, then polls the
+program's output pipes, its exit (the zygote reports it, unasked) and, every
+:data:`MEMORY_POLL_S`, the memory all the program's processes hold together
+(:meth:`Server._program_memory_kb`; one process alone is bounded by RLIMIT_AS). Past
+``memory_mb`` the group is killed (status ``memory``); past the wall clock, ``timeout``; past
+``output_bytes``, ``output_limit``. The clean-up (in ``finally``, whatever happened) kills the
+process group, then every process of the child's uid, until no descendant is left, and detaches
+the program's ``/tmp``.
 """
 from __future__ import annotations
 
@@ -244,6 +246,9 @@ class Server:
         self.notes: dict[str, str] = {}
         self.reaper = None
         self.ready: _Child | None = None
+        self.forking: _Child | None = None  # asked of the zygote, its pid not read yet
+        self.exits: dict[int, tuple[int, float]] = {}  # pid -> (wait status, CPU s), as reported
+        self.answers: list[dict] = []  # zygote answers read early (while waiting for an exit)
         self.zpid = 0
         self.zsock: socket.socket | None = None
         self.tmp: _FreshTmp | None = None
@@ -365,6 +370,10 @@ class Server:
 
     # -- the zygote's protocol ------------------------------------------------------------------
     def _zcall(self, msg: dict, fds: tuple[int, ...] = ()) -> dict:
+        self._zsend(msg, fds)
+        return self._zrecv()
+
+    def _zsend(self, msg: dict, fds: tuple[int, ...] = ()) -> None:
         data = json.dumps(msg).encode()
         try:
             if fds:
@@ -373,17 +382,55 @@ class Server:
                 self.zsock.send(data)
         except OSError:
             raise ZygoteGone("the zygote is gone") from None
-        reply = self._zreply()
-        if reply is None:
-            raise ZygoteGone("the zygote is gone")
-        return reply
 
-    def _zreply(self) -> dict | None:
+    def _zrecv(self) -> dict:
+        """The zygote's answer to the oldest request (exit reports that come first are kept)."""
+        if self.answers:
+            return self.answers.pop(0)
+        while True:
+            msg = self._zreply()
+            if msg is None:
+                raise ZygoteGone("the zygote is gone")
+            if "exit" not in msg:
+                return msg
+            self._note_exit(msg)
+
+    def _zreply(self, flags: int = 0) -> dict | None:
         try:
-            data = self.zsock.recv(1 << 16)
+            data = self.zsock.recv(1 << 16, flags)
+        except BlockingIOError:
+            raise
         except OSError:
             return None
         return json.loads(data) if data else None
+
+    def _note_exit(self, msg: dict) -> None:
+        self.exits[int(msg["exit"])] = (int(msg["status"]), float(msg["cpu"]))
+
+    def _drain_exits(self) -> None:
+        """Read what waits on the zygote's socket (never blocks): exit reports, and answers
+        (a fork asked for while a program runs), kept for :meth:`_zrecv`."""
+        while True:
+            try:
+                msg = self._zreply(socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return
+            if msg is None:
+                raise ZygoteGone("the zygote is gone")
+            if "exit" in msg:
+                self._note_exit(msg)
+            else:
+                self.answers.append(msg)
+
+    def _await_exit(self, pid: int, timeout: float = 10.0) -> tuple[int, float]:
+        """Block until the zygote reports ``pid``'s exit (after it was killed)."""
+        end = time.monotonic() + timeout
+        while pid not in self.exits:
+            left = end - time.monotonic()
+            if left <= 0 or not select.select([self.zsock], [], [], left)[0]:
+                raise ZygoteGone(f"no exit report for {pid}")
+            self._drain_exits()
+        return self.exits.pop(pid)
 
     # -- serving ----------------------------------------------------------------------------
     def serve(self) -> None:
@@ -397,8 +444,8 @@ class Server:
 
     def _serve(self) -> None:
         while True:
-            if self.ready is None:
-                self.ready = self._prefork()
+            if self.ready is None and self.forking is None:
+                self._prefork_start()  # the zygote forks while this process waits for the request
             req = linux.read_frame(self.in_fd)
             if req is None:
                 return
@@ -427,12 +474,14 @@ class Server:
         secret = secrets.token_hex(16)
         body = json.dumps({"code": req.get("code", ""), "limits": lim, "secret": secret}).encode()
         for attempt in range(2):
-            child = self.ready or self._prefork()
-            self.ready = None
+            child = self._take_ready()
             t0 = time.perf_counter()
             try:
                 linux.write_all(child.ctl, len(body).to_bytes(4, "big") + body)
                 os.close(child.ctl)
+                # the next child is forked while this program runs (it waits in "/", and makes its
+                # directory in the /tmp of its own program): no fork on the next one's path
+                self._prefork_start()
                 break
             except OSError:  # the waiting child is gone (killed from outside): use a fresh one
                 _close_quietly(child.ctl, child.out, child.err, child.rep)
@@ -444,10 +493,19 @@ class Server:
         finally:
             self._cleanup(child)
 
-    def _prefork(self) -> "_Child":
+    def _take_ready(self) -> "_Child":
+        if self.ready is None:
+            if self.forking is None:
+                self._prefork_start()
+            self._prefork_finish()
+        child, self.ready = self.ready, None
+        return child
+
+    def _prefork_start(self) -> None:
         """Have the zygote fork the next child now, while no program is waiting: it takes its
         uid, working directory and descriptors, then blocks until a program arrives (the fork
-        and the set-up are off the latency path of the next request)."""
+        and the set-up are off the latency path of the next request). The zygote's answer is
+        read by :meth:`_prefork_finish`, once a program needs the child."""
         self.counter += 1
         uid = self.uid_base + self.counter % self.uid_span if self.root else os.getuid()
         name = "sg-" + secrets.token_hex(8)  # unpredictable: no program can occupy the next one's
@@ -463,15 +521,26 @@ class Server:
         for fd in (out_r, err_r, rep_r, ctl_w):
             os.set_inheritable(fd, False)
         try:
-            pid = int(self._zcall({"op": "fork", "uid": uid, "workdir": workdir}, (out_w, err_w, rep_w, ctl_r))["pid"])
+            self._zsend({"op": "fork", "uid": uid, "workdir": workdir}, (out_w, err_w, rep_w, ctl_r))
         except BaseException:
             _close_quietly(out_r, err_r, rep_r, ctl_w)
             raise
         finally:
             _close_quietly(out_w, err_w, rep_w, ctl_r)
-        return _Child(pid, uid, workdir, out_r, err_r, rep_r, ctl_w)
+        self.forking = _Child(0, uid, workdir, out_r, err_r, rep_r, ctl_w)
+
+    def _prefork_finish(self) -> None:
+        child, self.forking = self.forking, None
+        try:
+            child.pid = int(self._zrecv()["pid"])
+        except BaseException:
+            _close_quietly(child.out, child.err, child.rep, child.ctl)
+            raise
+        self.ready = child
 
     def _discard_ready(self) -> None:
+        if self.forking is not None:
+            self._prefork_finish()
         child, self.ready = self.ready, None
         if child is not None:
             _close_quietly(child.ctl, child.out, child.err, child.rep)
@@ -482,11 +551,11 @@ class Server:
         streams = {out_r: _Tail(keep), err_r: _Tail(keep)}
         report = bytearray()
         report_over = False
-        pidfd = os.pidfd_open(pid)
+        zfd = self.zsock.fileno()  # the zygote reports the exit
         poller = select.poll()
         for fd in (out_r, err_r, rep_r):
             poller.register(fd, select.POLLIN)
-        poller.register(pidfd, select.POLLIN)
+        poller.register(zfd, select.POLLIN)
         poller.register(self.in_fd, select.POLLHUP | select.POLLERR)
         open_fds = {out_r, err_r, rep_r}
         deadline = t0 + timeout
@@ -498,6 +567,10 @@ class Server:
         peak_kb = 0
         while True:
             now = time.perf_counter()
+            if not exited and pid in self.exits:  # reported while another answer was awaited
+                exited = True
+                drain_until = now + 0.05
+                poller.unregister(zfd)
             if exited and (not open_fds or now >= drain_until or client_gone):
                 break
             if not exited and killed_for is None:
@@ -516,12 +589,13 @@ class Server:
             wait = (drain_until - now) if exited else max(0.0, min(deadline, next_poll) - now)
             events = poller.poll(int(1000 * min(wait, 0.5)) + 1 if wait > 0 else 1)
             for fd, ev in events:
-                if fd == pidfd:
-                    if not exited:
+                if fd == zfd:
+                    self._drain_exits()
+                    if pid in self.exits and not exited:
                         exited = True
                         # descendants may still hold the pipes: give them a moment, then clean up
                         drain_until = time.perf_counter() + 0.05
-                        poller.unregister(pidfd)
+                        poller.unregister(zfd)
                     continue
                 if fd == self.in_fd:
                     client_gone = True
@@ -547,9 +621,8 @@ class Server:
         _close_quietly(out_r, err_r, rep_r)
         if not exited:
             self._kill_group(pid)
-        reply = self._zcall({"op": "wait", "pid": pid})
+        status, cpu = self._await_exit(pid)
         child.waited = True
-        os.close(pidfd)
         duration = time.perf_counter() - t0
         rep, rep_error = None, None
         try:
@@ -558,14 +631,17 @@ class Server:
             rep = record.parse(bytes(report), secret)
         except record.RecordError as e:
             rep_error = str(e)
-        return _classify(int(reply["status"]), killed_for, streams[out_r], streams[err_r], rep, rep_error, duration,
-                         float(reply["cpu"]), timeout, cpu_limit, client_gone, mem_kb, peak_kb)
+        return _classify(status, killed_for, streams[out_r], streams[err_r], rep, rep_error, duration, cpu, timeout,
+                         cpu_limit, client_gone, mem_kb, peak_kb)
 
     def _program_pids(self) -> list[int]:
-        """Every process under the zygote: the running program's, and the orphans it left (the
-        zygote is their subreaper; no other child exists while a program runs)."""
+        """Every process under the zygote but the child waiting for the next program: the
+        running program's, and the orphans it left (the zygote is their subreaper). A child
+        still being forked (its pid not read yet) may be among them; it maps no memory of its
+        own yet, and the clean-up reads its pid before it looks for leftovers."""
         out: list[int] = []
-        stack = _children_of(self.zpid)
+        waiting = {c.pid for c in (self.ready,) if c is not None} | {a["pid"] for a in self.answers if "pid" in a}
+        stack = [p for p in _children_of(self.zpid) if p not in waiting]
         while stack:
             p = stack.pop()
             out.append(p)
@@ -587,6 +663,7 @@ class Server:
         (two children that never touch the region they inherited hide it from every RSS, and a
         memfd written to and never mapped is in none). Files of the program's ``/tmp`` are
         bounded by its size (``tmp_mb``); kernel buffers (pipes, sockets) are not counted."""
+        self._drain_exits()  # the next child's pid, when its fork has been answered: not the program's
         pids = self._program_pids()
         objects: dict[tuple[int, int], int] = {}
         for p in pids:
@@ -613,13 +690,17 @@ class Server:
             uid, pid = child.uid, child.pid
             self._kill_group(pid)
             if not child.waited:
-                self._zcall({"op": "wait", "pid": pid})
+                self._await_exit(pid)
                 child.waited = True
+            if self.forking is not None:  # the next child's pid, so that it is not a leftover
+                self._prefork_finish()
             swept = False
             deadline = time.perf_counter() + 2.0
             while True:
-                self._zcall({"op": "reap"})
-                leftovers = self._program_pids()
+                leftovers = self._program_pids()  # the exit report came after a sweep of zombies
+                if leftovers:
+                    self._zcall({"op": "reap"})
+                    leftovers = self._program_pids()
                 if not leftovers or time.perf_counter() > deadline:
                     break
                 if not swept and self.reaper is not None:

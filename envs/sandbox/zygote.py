@@ -12,16 +12,18 @@ through its control pipe. Every child therefore starts from the same clean image
 
 The zygote is a child subreaper, so the orphans of a program (double forks, ``setsid``) stay its
 descendants and the server finds them by walking its children; it reaps them when the server
-asks, and reports the exit status and CPU time of each program's first process (the server is
-not its parent). It dies with the server (``PR_SET_PDEATHSIG``), and its children die with it.
+asks, and reports, unasked, the exit status and CPU time of each program's first process as soon
+as it exits (the server is not its parent; the message is also how the server learns of the exit). It dies with the server (``PR_SET_PDEATHSIG``), and its children die with it.
 
-A child, before its program arrives (off the latency path): own process group; stdin on
-``/dev/null``, stdout/stderr into the server's pipes, the record pipe on :data:`REPORT_FD`; a
-fresh working directory with an unpredictable name (in the ``/tmp`` the server mounted fresh for
-this program), owned by a fresh uid; ceiling rlimits, no POSIX message queues; root dropped;
-``PR_SET_NO_NEW_PRIVS``; parent-death signal; a clean environment. When the program arrives its
-own limits are set, then optional Landlock and seccomp, and it runs as ``__main__`` on a stack
-unwound to the interpreter's top (:class:`Start`), with the capture armed with the run's secret.
+A child, before its program arrives (off the latency path: the server has the next child forked
+while the current program runs): own process group; stdin on ``/dev/null``, stdout/stderr into
+the server's pipes, the record pipe on :data:`REPORT_FD`; a fresh uid; ceiling rlimits; root
+dropped; ``PR_SET_NO_NEW_PRIVS``; parent-death signal; a clean environment; its working
+directory is ``/``. When the program arrives (after the server mounted a fresh ``/tmp`` for it)
+it creates its working directory there, with the unpredictable name the server chose, sets the
+program's own limits (no POSIX message queues among them), then optional Landlock and seccomp,
+and runs the program as ``__main__`` on a stack unwound to the interpreter's top
+(:class:`Start`), with the capture armed with the run's secret.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ import io
 import json
 import os
 import resource
+import select
 import signal
 import socket
 import sys
@@ -68,8 +71,6 @@ class Zygote:
         self.landlock = int(cfg.get("landlock_abi", 0))
         self.seccomp = None
         self.capture = None
-        self.children: set[int] = set()  # first processes of programs, not yet waited for
-        self.done: dict[int, tuple[int, float]] = {}  # their statuses, found by a sweep
 
     def prepare(self) -> dict:
         """Import and warm the solvers, install the capture, freeze the heap: what every child
@@ -92,30 +93,49 @@ class Zygote:
                 "vms_kb": _status_kb("VmSize")}
 
     def serve(self) -> None:
-        """Answer the server until it goes away (then exit). In a child, raises :class:`Start`."""
+        """Answer the server until it goes away (then exit), and tell it, unasked, when a
+        program's first process exits (its status and CPU time: the server is not its parent).
+        In a child, raises :class:`Start`."""
+        poller = select.poll()
+        poller.register(self.sock.fileno(), select.POLLIN)
+        exits: dict[int, int] = {}  # pidfd -> pid
         while True:
-            try:
-                msg, fds, _, _ = socket.recv_fds(self.sock, MSG_MAX, 4)
-            except OSError:
-                os._exit(0)
-            if not msg:
-                os._exit(0)
-            req = json.loads(msg)
-            op = req.get("op")
-            if op == "fork":
-                reply = {"pid": self._fork(req, fds)}
-            else:
-                for fd in fds:
+            for fd, _ in poller.poll():
+                if fd in exits:
+                    pid = exits.pop(fd)
+                    poller.unregister(fd)
                     os.close(fd)
-                if op == "wait":
-                    status, cpu = self._wait(int(req["pid"]))
-                    reply = {"status": status, "cpu": cpu}
-                elif op == "reap":
-                    self._sweep()
-                    reply = {"ok": True}
+                    try:
+                        _, status, ru = os.wait4(pid, 0)
+                        cpu = ru.ru_utime + ru.ru_stime
+                    except ChildProcessError:  # cannot happen: only _sweep reaps, and never these
+                        status, cpu = 0, 0.0
+                    self._sweep(set(exits.values()))  # and the zombies the program left
+                    self.sock.send(json.dumps({"exit": pid, "status": status, "cpu": cpu}).encode())
+                    continue
+                try:
+                    msg, fds, _, _ = socket.recv_fds(self.sock, MSG_MAX, 4)
+                except OSError:
+                    os._exit(0)
+                if not msg:
+                    os._exit(0)
+                req = json.loads(msg)
+                op = req.get("op")
+                if op == "fork":
+                    pid = self._fork(req, fds)
+                    pidfd = os.pidfd_open(pid)
+                    exits[pidfd] = pid
+                    poller.register(pidfd, select.POLLIN)
+                    reply = {"pid": pid}
                 else:
-                    reply = {"error": f"unknown op {op!r}"}
-            self.sock.send(json.dumps(reply).encode())
+                    for f in fds:
+                        os.close(f)
+                    if op == "reap":
+                        self._sweep(set(exits.values()))
+                        reply = {"ok": True}
+                    else:
+                        reply = {"error": f"unknown op {op!r}"}
+                self.sock.send(json.dumps(reply).encode())
 
     def _fork(self, req: dict, fds: list[int]) -> int:
         pid = os.fork()
@@ -132,30 +152,24 @@ class Zygote:
             os.setpgid(pid, pid)
         except OSError:
             pass  # the child did it first, or is already gone
-        self.children.add(pid)
         return pid
 
-    def _wait(self, pid: int) -> tuple[int, float]:
-        if pid in self.done:
-            return self.done.pop(pid)
-        if pid not in self.children:
-            return 0, 0.0
-        self.children.discard(pid)
-        _, status, ru = os.wait4(pid, 0)  # the server asks once the process has exited or was killed
-        return status, ru.ru_utime + ru.ru_stime
-
-    def _sweep(self) -> None:
-        """Reap every zombie: orphans of programs, and first processes (kept for ``wait``)."""
-        while True:
+    def _sweep(self, keep: set[int]) -> None:
+        """Reap the zombies among this process's children: the orphans programs left. The
+        first processes (``keep``) are waited for by pid when their pidfd fires."""
+        me = os.getpid()
+        for task in os.listdir(f"/proc/{me}/task"):
             try:
-                pid, status, ru = os.wait4(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            if pid in self.children:
-                self.children.discard(pid)
-                self.done[pid] = (status, ru.ru_utime + ru.ru_stime)
+                with open(f"/proc/{me}/task/{task}/children") as f:
+                    pids = [int(x) for x in f.read().split()]
+            except (OSError, ValueError):
+                continue
+            for pid in pids:
+                if pid not in keep:
+                    try:
+                        os.waitpid(pid, os.WNOHANG)
+                    except ChildProcessError:
+                        pass
 
     # -- the child --------------------------------------------------------------------------
     def _child(self, uid: int, workdir: str, fds: list[int]) -> list:
@@ -169,10 +183,7 @@ class Zygote:
         os.dup2(ctl_r, REPORT_FD + 1)
         os.closerange(3, REPORT_FD)
         os.closerange(REPORT_FD + 2, 1 << 16)
-        os.mkdir(workdir, 0o700)
-        if self.root:
-            os.chown(workdir, uid, uid)
-        os.chdir(workdir)
+        os.chdir("/")
         # ceilings while waiting; the program's own limits are set (lowered) once it arrives
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_NPROC, (CEIL_NPROC, CEIL_NPROC))
@@ -195,6 +206,10 @@ class Zygote:
         os.close(REPORT_FD + 1)
         if req is None:  # the server discarded this child
             os._exit(0)
+        # Only now, as the program's uid: this child may have been forked while the previous
+        # program ran, before the server mounted the fresh /tmp this directory belongs in.
+        os.mkdir(workdir, 0o700)
+        os.chdir(workdir)
         _limits(req.get("limits") or {})
         if self.landlock:
             linux.apply_landlock(workdir, self.landlock)
