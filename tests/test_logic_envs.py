@@ -59,47 +59,84 @@ def test_oracle_step_mode(env_id):
     env = gym.make(env_id, mode="step").unwrapped
     env.reset(seed=1)
     gold = env.gold_steps()
-    total, n, info = run_oracle(env)
+    paid = dict.fromkeys(KEYS, 0.0)
+    done = False
+    n = 0
+    while not done:
+        obs, r, term, trunc, info = env.step(env.oracle_action())
+        for k, v in info["reward_components"].items():
+            paid[k] += v
+        n += 1
+        done = term or trunc
     assert n == len(gold) + 2  # premises, steps, solution
-    assert total == pytest.approx(0.15 + 0.10 * len(gold) + 0.10 + 0.60 + 0.30)
-    assert info["trace_reward"] == pytest.approx(1.55)  # the same trace scored as in trace mode
+    # the episode's total of every component is the trace-mode score of the same trace
+    assert info["trace_reward"] == pytest.approx(1.55)
+    assert paid == pytest.approx(info["trace_components"], abs=1e-9)
     assert len(info["steps"]) == len(gold) and info["metrics"]["parsed"] == len(gold)
+
+
+def _running(n_formal, n_novel, n_contra, parsed=True):
+    """Step mode's running value (m = 0.5 while r_accuracy is unknown), Spring's weights."""
+    f = (lambda c: c / n_formal if n_formal else 0.0)
+    return {"parsed": 0.15 * parsed, "novel": 0.5 * 0.40 * f(n_novel), "contra": -0.5 * 0.15 * f(n_contra)}
+
+
+def _diff(a, b):
+    return {k: a[k] - b[k] for k in a}
 
 
 def test_step_mode_payments_and_verdicts():
     env = gym.make("SolverZebra-v0", mode="step", n_houses=3, n_attributes=3).unwrapped
     env.reset(seed=0)
     inst = env.instance
-    obs, r, term, trunc, info = env.step("hello")  # premises first
+    paid = dict.fromkeys(KEYS, 0.0)
+
+    def step(action):
+        out = env.step(action)
+        for k, v in out[4]["reward_components"].items():
+            paid[k] += v
+        return out
+
+    obs, r, term, trunc, info = step("hello")  # premises first
     assert "error" in info and "premises" in obs and not term and r == 0.0
-    obs, r, term, trunc, info = env.step("\n".join(f"C{i}: {f}." for i, f in enumerate(inst.clue_formulas, 1)))
+    obs, r, term, trunc, info = step("\n".join(f"C{i}: {f}." for i, f in enumerate(inst.clue_formulas, 1)))
     assert r == pytest.approx(0.15) and info["reward_components"]["parsed"] == 0.15
-    assert "unique solution" in obs and info["premises"]["equivalent"] is True
+    assert "unique solution" in obs and info["premises"]["equivalent"] is True and info["premises"]["gate"]
     sol = inst.houses()
     name = inst.values[1][0]
     wrong = sol[name] % 3 + 1
-    obs, r, term, trunc, info = env.step(f"I think so. S1: {name} == {sol[name]}.")
-    assert (r, info["step"]["label"]) == (pytest.approx(0.10), "novel") and obs.startswith("S1: novel")
-    obs, r, term, trunc, info = env.step(f"Again. S2: {name} == {sol[name]}.")
-    assert (r, info["step"]["label"]) == (0.0, "redundant") and "redundant" in obs
-    obs, r, term, trunc, info = env.step(f"Wrong. S3: {name} == {wrong}.")
-    assert (r, info["step"]["label"]) == (pytest.approx(-0.15), "contradictory")
-    assert info["reward_components"]["contra"] == pytest.approx(-0.15)
-    obs, r, term, trunc, info = env.step(f"Domain. S4: {name} != {inst.values[1][1]}.")
-    assert (r, info["step"]["label"]) == (0.0, "tautological")
-    obs, r, term, trunc, info = env.step("Typo. S5: nobody == 1.")
-    assert r == pytest.approx(-0.05) and "error" in info and "unknown value" in info["error"]
-    assert obs.startswith("Format error") and not term
-    obs, r, term, trunc, info = env.step("no formula in this one")
+    before = _running(0, 0, 0)
+    # each step pays the change of the running value: a novel step raises the novel fraction
+    obs, r, term, trunc, info = step(f"I think so. S1: {name} == {sol[name]}.")
+    assert info["step"]["label"] == "novel" and obs.startswith("S1: novel")
+    expect = _diff(_running(1, 1, 0), before)
+    assert r == pytest.approx(sum(expect.values())) and r == pytest.approx(0.20)
+    # ... a redundant one lowers it, and costs
+    obs, r, term, trunc, info = step(f"Again. S2: {name} == {sol[name]}.")
+    assert info["step"]["label"] == "redundant" and "redundant" in obs
+    assert r == pytest.approx(sum(_diff(_running(2, 1, 0), _running(1, 1, 0)).values())) and r < 0
+    obs, r, term, trunc, info = step(f"Wrong. S3: {name} == {wrong}.")
+    assert info["step"]["label"] == "contradictory"
+    assert info["reward_components"]["contra"] == pytest.approx(-0.5 * 0.15 / 3)
+    obs, r, term, trunc, info = step(f"Domain. S4: {name} != {inst.values[1][1]}.")
+    assert info["step"]["label"] == "tautological"
+    assert r == pytest.approx(sum(_diff(_running(4, 1, 1), _running(3, 1, 1)).values()))
+    obs, r, term, trunc, info = step("Typo. S5: nobody == 1.")  # an unparseable step takes r_parsed back
+    assert "error" in info and "unknown value" in info["error"] and obs.startswith("Format error") and not term
+    assert info["reward_components"]["parsed"] == pytest.approx(-0.15)
+    assert r == pytest.approx(sum(_diff(_running(5, 1, 1, parsed=False), _running(4, 1, 1)).values()))
+    obs, r, term, trunc, info = step("no formula in this one")
     assert "error" in info and r == 0.0
-    obs, r, term, trunc, info = env.step(env.oracle_action())  # the next gold step is still novel
+    obs, r, term, trunc, info = step(env.oracle_action())  # the next gold step is still novel
     assert info["step"]["label"] in ("novel", "redundant")
     sol_action = format_answer(env.family.solution_only(env.family.gold_answer(inst)))
-    obs, r, term, trunc, info = env.step(sol_action)
+    obs, r, term, trunc, info = step(sol_action)
     assert term and info["correct"] and obs.startswith("Correct")
-    assert info["reward_components"]["accuracy"] == pytest.approx(0.6)
-    assert info["reward_components"]["format"] == 0.0  # a step action without a formula broke the format
-    assert info["reward_components"]["consistency"] == 0.0  # the contradictory step is in Z
+    full = info["trace_components"]
+    assert full["accuracy"] == pytest.approx(0.6)
+    assert full["format"] == 0.0  # a step action without a formula broke the format
+    assert full["consistency"] == 0.0  # the contradictory step is in Z
+    assert paid == pytest.approx(full, abs=1e-12)  # every component: episode sum == trace score
     with pytest.raises(ResetNeeded):
         env.step("more")
 
@@ -112,7 +149,8 @@ def test_step_mode_without_unique_premises_pays_no_process_reward():
     assert r == pytest.approx(0.15) and "more than one solution" in obs
     t = inst.values[0][0]
     obs, r, term, trunc, info = env.step(f"Guess. S1: {t} == {inst.houses()[t]}.")
-    assert r == 0.0 and "not paid" in obs and info["step"]["label"] in ("unsupported", "novel", "restates_premise")
+    assert r == 0.0 and "no process reward" in obs
+    assert info["step"]["label"] in ("unsupported", "novel", "restates_premise")
 
 
 def test_step_mode_budget_truncates():

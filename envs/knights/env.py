@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..logic_steps.env import StepVerifiedEnv
+from ..logic_steps.trace import DEFAULT_VERIFY_BUDGET_S
 from .generator import KnightsInstance, generate_knights
 from .verify import KNIGHTS
 
@@ -38,20 +39,24 @@ class KnightsEnv(StepVerifiedEnv):
         mode: str = "trace",
         reward: Any = "spring",
         aggregation: str | None = None,
-        step_rewards: Any = None,
+        step_credit: str = "running",
         accept: str = "non_contradictory",
+        novelty: str = "facts",
         require_unique: bool | None = None,
-        require_faithful: bool = False,
+        require_faithful: bool = True,
         incremental: bool = True,
         consistency_over: str = "all",
         max_steps: int = 200,
+        verify_budget_s: float | None = DEFAULT_VERIFY_BUDGET_S,
         max_turns: int | None = None,
         max_action_chars: int | None = None,
         render_mode: str | None = None,
     ):
-        super().__init__(mode=mode, reward=reward, aggregation=aggregation, step_rewards=step_rewards,
-                         accept=accept, require_unique=require_unique, require_faithful=require_faithful,
-                         incremental=incremental, consistency_over=consistency_over, max_steps=max_steps, max_turns=max_turns,
+        super().__init__(mode=mode, reward=reward, aggregation=aggregation, step_credit=step_credit,
+                         accept=accept, novelty=novelty, require_unique=require_unique,
+                         require_faithful=require_faithful,
+                         incremental=incremental, consistency_over=consistency_over, max_steps=max_steps,
+                         verify_budget_s=verify_budget_s, max_turns=max_turns,
                          max_action_chars=max_action_chars, render_mode=render_mode)
         self._check_difficulty(n_people=n_people, depth=depth, width=width)
         self.n_people, self.depth, self.width = int(n_people), int(depth), int(width)
@@ -92,9 +97,9 @@ class KnightsEnv(StepVerifiedEnv):
                 '1. First send the statements as formulas: <answer>{"syntactic_statements": ["C1: Knight(A) == ....", '
                 "...]}</answer>, one per statement in order (or one 'C<i>: formula.' per line).\n"
                 "2. Then send one deduction per message: one sentence and its formula, e.g. "
-                "'If A were a knight, B would be a knave. S1: Implies(Knight(A), Knave(B)).' (S1, S2, ... in "
-                "order). A solver checks each step: new valid deductions earn reward, contradictions are "
-                "penalised, repeats and tautologies earn nothing.\n"
+                "'If A were a knight, B's statement would be false, so A is a knave. S1: Knave(A).' (S1, S2, ... in "
+                "order). A solver checks each step: a valid step that settles someone's identity raises your "
+                "reward; a contradiction, a repeat, a restated statement or a step that settles nothing lowers it.\n"
                 f"3. Finally send <answer>{{{sol}}}</answer>.\n\n" + _LANGUAGE_GUIDE
             )
         return (
@@ -102,6 +107,7 @@ class KnightsEnv(StepVerifiedEnv):
             '- "characters": the list of names, as given\n'
             '- "syntactic_statements": one premise per statement, in order, "C<i>: Knight(A) == <what A says>."\n'
             '- "reasoning": alternating entries: a one-sentence deduction, then its formula "S<k>: <formula>." '
-            "(S1, S2, ...). A solver rewards new valid deductions and penalises contradictions.\n"
+            "(S1, S2, ...). A solver rewards valid deductions that settle someone's identity and penalises "
+            "contradictions.\n"
             f"- {sol}\n\n" + _LANGUAGE_GUIDE
         )

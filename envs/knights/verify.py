@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 import z3
 
+from ..logic_steps.facts import pred_atoms
 from ..logic_steps.family import Family, PremiseGroup, SolutionScore
-from ..logic_steps.formula import FormulaError, Language
+from ..logic_steps.formula import FormulaError, Language, Node
 from ..logic_steps.sample import WorldSample
 from ..logic_steps.theory import Theory
 from .generator import KnightsInstance
@@ -58,6 +59,10 @@ class KnightsTheory(Theory):
         knight = {n: rng.random(size) < 0.5 for n in self.names}
         return WorldSample(size, lambda x: (_ for _ in ()).throw(KeyError(x)),
                            lambda op, a: knight[a[0]] if op == "Knight" else ~knight[a[0]])
+
+    def fact_atoms(self) -> list[Node]:
+        """Every role ``Knight(X)`` (``Knave(X)`` is its negation; ``novelty="facts"``)."""
+        return pred_atoms("Knight", [(n,) for n in self.names])
 
     def predicate(self, op: str, names: list[str]) -> z3.BoolRef:
         if op not in ("Knight", "Knave"):

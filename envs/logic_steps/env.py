@@ -10,17 +10,33 @@ object is a format failure (every component 0, ``info["error"]``).
 1. The first action gives the parsed premises: ``<answer>{...}</answer>`` with the family's
    premise keys (Zebra ``syntactic_clues``; Knights ``syntactic_statements``; AR-LSAT ``rules``,
    ``facts``, ``options``), or for Zebra and Knights simply one ``C<i>: formula.`` per line.
-   Paid ``parsed`` 0.15; if a premise does not parse it is a format failure and may be resent.
-   The observation says whether the premises are satisfiable (and unique).
+   If a premise does not parse it is a format failure and may be resent. The observation says
+   whether the premises are satisfiable, unique and equivalent to the true clues.
 2. Each following action is one reasoning step, one natural-language sentence and its formula:
    ``"Bob lives in house 2. S1: Bob == 2."``. It is verified when it arrives (Definitions 2-5,
-   against the premises and the steps accepted so far) and paid at once (:class:`StepRewards`:
-   novel +0.10, contradictory -0.15, redundant / restating a premise / tautological /
-   unsupported 0, a formula that does not parse -0.05 as a format failure); the verdict is the
-   next observation and ``info["step"]``.
-3. The final action is the solution, ``<answer>{"solution": ...}</answer>``: paid the outcome
-   terms of §4.3 (``format``, ``accuracy``, and under s_sat ``consistency``); the episode
+   against the premises and the steps accepted so far); the verdict is the next observation
+   and ``info["step"]``. A formula that does not parse is a format failure.
+3. The final action is the solution, ``<answer>{"solution": ...}</answer>``; the episode
    terminates and ``info`` carries every verdict and the trace metrics, as in trace mode.
+
+What step mode pays (``step_credit``): the episode's total of each component is the trace-mode
+score of the same premises, steps and solution (``info["trace_components"]``), to rounding.
+
+- ``"running"`` (default): every action pays the change of the running value
+  (:meth:`TraceSession.running_components`: Spring §4.3 with the step fractions as they stand,
+  m = 0.5 s_sat since r_accuracy is not known yet, r_consistency and r_format 0), so the
+  premises earn ``parsed`` 0.15, a novel step raises the novel fraction and is paid, a redundant
+  one lowers it and costs, a contradiction costs, an unparseable step takes ``parsed`` back;
+  the solution action pays the remainder (accuracy, format, consistency, and m's rise to
+  0.5 + 0.5 r_accuracy on the process terms). Nothing is paid per step as such, so a long run
+  of steps earns no more than the trace mode's score (solvergym's earlier fixed +0.10 per novel
+  step paid 21.15 for 200 steps against 1.55 for the gold trace). An episode truncated before
+  its solution has been paid the running value: at most w_parsed + 0.5 w_novel = 0.35 and at
+  least -0.5 w_contra = -0.075 with Spring's weights.
+- ``"final"``: nothing until the solution action, which pays the whole trace score.
+
+Each ``env.step`` has its own verification budget (``verify_budget_s``; trace mode: the whole
+trace), reported in ``info["verify_budget"]`` (see :mod:`.verifier`).
 
 ``max_turns`` defaults to 1 in trace mode and 256 in step mode (premises, up to 254 steps,
 solution). Reward components always have the same keys (Spring's names, :mod:`.reward`), zero
@@ -40,9 +56,12 @@ import numpy as np
 
 from ..base import Instance, Outcome, TextEnv
 from .family import Family
-from .reward import RewardConfig, StepRewards, get_preset
+from .formula import to_text
+from .metrics import trace_row
+from .reward import RewardConfig, get_preset
 from .trace import (
     DEFAULT_MAX_STEPS,
+    DEFAULT_VERIFY_BUDGET_S,
     TraceResult,
     TraceSession,
     extract_answer,
@@ -51,22 +70,25 @@ from .trace import (
     split_step_action,
     zero_components,
 )
-from .verifier import check_accept
+from .verifier import check_accept, check_novelty
 
-__all__ = ["StepVerifiedEnv", "format_answer", "gold_steps", "gold_trace"]
+__all__ = ["StepVerifiedEnv", "format_answer", "gold_steps", "gold_trace", "STEP_CREDITS"]
 
 MODES = ("trace", "step")
+#: how step mode spreads the trace score over the episode (see the module docstring)
+STEP_CREDITS = ("running", "final")
 
 
 def format_answer(obj: dict[str, Any]) -> str:
     return "<answer>" + json.dumps(obj, ensure_ascii=False) + "</answer>"
 
 
-def gold_steps(family: Family, instance: Instance) -> list[tuple[str, str]]:
-    """The gold reasoning: the family's candidate deductions that the verifier finds novel, in
-    order, when checked against the true premises and the novel ones kept before it (so each one
-    stays novel when replayed without the candidates that were dropped)."""
-    session = TraceSession(family, instance, get_preset("spring"), accept="novel")
+def gold_steps(family: Family, instance: Instance, novelty: str = "facts") -> list[tuple[str, str]]:
+    """The gold reasoning: the family's candidate deductions that the verifier finds novel (under
+    ``novelty``), in order, when checked against the true premises and the novel ones kept
+    before it (so each one stays novel when replayed without the candidates that were dropped).
+    No verification budget: the gold is a function of the instance alone."""
+    session = TraceSession(family, instance, get_preset("spring"), accept="novel", novelty=novelty, budget_s=None)
     session.set_premises(family.gold_answer(instance))
     out = []
     for sentence, formula in family.gold_step_candidates(instance):
@@ -77,17 +99,18 @@ def gold_steps(family: Family, instance: Instance) -> list[tuple[str, str]]:
         # every single deduction restated a premise: the whole solution at once is new
         fallback = family.gold_fallback(instance)
         if fallback is not None:
-            fresh = TraceSession(family, instance, get_preset("spring"))
+            fresh = TraceSession(family, instance, get_preset("spring"), novelty=novelty, budget_s=None)
             fresh.set_premises(family.gold_answer(instance))
             if fresh.add_step(fallback[0], 1, fallback[1]).label == "novel":
                 out.append(fallback)
     return out
 
 
-def gold_trace(family: Family, instance: Instance, steps: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+def gold_trace(family: Family, instance: Instance, steps: list[tuple[str, str]] | None = None,
+               novelty: str = "facts") -> dict[str, Any]:
     """The gold JSON answer with interleaved reasoning (sentence, ``S<k>: formula.``)."""
     ans = family.gold_answer(instance)
-    steps = gold_steps(family, instance) if steps is None else steps
+    steps = gold_steps(family, instance, novelty) if steps is None else steps
     reasoning = []
     for k, (sentence, formula) in enumerate(steps, 1):
         reasoning += [sentence if sentence.endswith(".") else sentence + ".", f"S{k}: {formula}."]
@@ -106,13 +129,15 @@ class StepVerifiedEnv(TextEnv):
         mode: str = "trace",
         reward: str | RewardConfig | dict = "spring",
         aggregation: str | None = None,
-        step_rewards: StepRewards | dict | None = None,
+        step_credit: str = "running",
         accept: str = "non_contradictory",
+        novelty: str = "facts",
         require_unique: bool | None = None,
-        require_faithful: bool = False,
+        require_faithful: bool = True,
         incremental: bool = True,
         consistency_over: str = "all",
         max_steps: int = DEFAULT_MAX_STEPS,
+        verify_budget_s: float | None = DEFAULT_VERIFY_BUDGET_S,
         max_turns: int | None = None,
         max_action_chars: int | None = None,
         render_mode: str | None = None,
@@ -125,10 +150,14 @@ class StepVerifiedEnv(TextEnv):
         super().__init__(max_turns=max_turns, render_mode=render_mode, **kw)
         self.mode = mode
         self.reward_config = get_preset(reward, **({"aggregation": aggregation} if aggregation else {}))
-        if isinstance(step_rewards, dict):
-            step_rewards = StepRewards(**step_rewards)
-        self.step_rewards = step_rewards or StepRewards()
+        if step_credit not in STEP_CREDITS:
+            raise ValueError(f"step_credit must be one of {STEP_CREDITS}, got {step_credit!r}")
+        self.step_credit = step_credit
         self.accept = check_accept(accept)
+        self.novelty = check_novelty(novelty)
+        if verify_budget_s is not None and not verify_budget_s > 0:
+            raise ValueError(f"verify_budget_s must be > 0 or None, got {verify_budget_s!r}")
+        self.verify_budget_s = None if verify_budget_s is None else float(verify_budget_s)
         self.require_unique = require_unique
         self.require_faithful = bool(require_faithful)
         self.incremental = bool(incremental)
@@ -138,6 +167,7 @@ class StepVerifiedEnv(TextEnv):
         self.max_steps = int(max_steps)
         self._session: TraceSession | None = None
         self._step_format_ok = True
+        self._paid: dict[str, float] = {}  # step mode: each component paid so far this episode
         self._gold: OrderedDict[str, list[tuple[str, str]]] = OrderedDict()
 
     # ------------------------------------------------------------------ family text hooks
@@ -153,8 +183,9 @@ class StepVerifiedEnv(TextEnv):
 
     # ------------------------------------------------------------------ plumbing
     def _session_kw(self) -> dict[str, Any]:
-        return {"incremental": self.incremental, "accept": self.accept, "require_unique": self.require_unique,
-                "require_faithful": self.require_faithful, "max_steps": self.max_steps,
+        return {"incremental": self.incremental, "accept": self.accept, "novelty": self.novelty,
+                "require_unique": self.require_unique, "require_faithful": self.require_faithful,
+                "max_steps": self.max_steps, "budget_s": self.verify_budget_s,
                 "consistency_over": self.consistency_over}
 
     def _new_session(self) -> TraceSession:
@@ -167,6 +198,7 @@ class StepVerifiedEnv(TextEnv):
         obs, info = super().reset(seed=seed, options=options)
         self._session = None
         self._step_format_ok = True
+        self._paid = self._zero()
         return obs, info
 
     def reset_info(self, instance: Instance) -> dict[str, Any]:
@@ -184,7 +216,13 @@ class StepVerifiedEnv(TextEnv):
 
     def format_failure(self, reason: str) -> Outcome:
         obs = f"Format error: {reason}. " + self._format_hint()
-        return Outcome(self._zero(), False, obs, {"reason": reason, "correct": False}, error=reason)
+        return Outcome(self._zero(), False, obs, {"reason": reason, "correct": False,
+                                                  "verify_budget": self._budget_info()}, error=reason)
+
+    def _budget_info(self) -> dict[str, Any]:
+        if self.mode == "step" and self._session is not None:
+            return self._session.budget.as_dict()
+        return {"budget_s": self.verify_budget_s, "used_s": 0.0, "exhausted": False}
 
     def _format_hint(self) -> str:
         if self.mode == "trace":
@@ -204,6 +242,7 @@ class StepVerifiedEnv(TextEnv):
             "correct": res.correct,
             "format_issues": list(res.format_issues),
             "parse_issues": list(res.parse_issues),
+            "verify_budget": dict(res.verify_budget),
         }
 
     def _evaluate_trace(self, text: str) -> Outcome:
@@ -221,6 +260,7 @@ class StepVerifiedEnv(TextEnv):
         if self._session is None:
             self._session = self._new_session()
         session = self._session
+        session.start_action()
         obj, err, issues = extract_answer(text)
         if obj is not None and "solution" in obj:
             return self._finish_step_episode(obj, issues)
@@ -243,22 +283,40 @@ class StepVerifiedEnv(TextEnv):
             self._step_format_ok = False
         session.n_entries += 2
         v = session.add_step(sentence, k, body)
-        info = {"step": v.as_dict(), "correct": False}
-        comps = self._zero()
+        info = {"step": v.as_dict(), "correct": False, "verify_budget": session.budget.as_dict()}
+        comps = self._pay(self._running())
         if v.label == "parse_error":
-            comps["format"] = self.step_rewards.parse_error
             reason = f"S{k}: {v.reason}"
             return Outcome(comps, False, f"Format error: {reason}. The step was not accepted.", info | {"reason": reason},
                            error=reason)
-        pay = self.step_rewards.for_label(v.label) if session.s_sat else 0.0
-        key = "contra" if v.label == "contradictory" else "novel"
-        if key in comps:
-            comps[key] = pay
-        elif pay:
-            comps["format"] = comps.get("format", 0.0) + pay  # presets without process terms
-        gate = "" if session.s_sat else " (not paid: the premises are not satisfiable with a unique solution)"
+        gate = "" if session.s_sat else f" (no process reward: {self._gate_reason()})"
         obs = f"S{k}: {v.label} - {v.reason}{gate}. Send the next step or the solution."
         return Outcome(comps, False, obs, info | {"reason": v.reason})
+
+    def _running(self) -> dict[str, float]:
+        """The episode's value so far (``step_credit``; see the module docstring)."""
+        if self.step_credit == "final" or self._session is None:
+            return self._zero()
+        return self._session.running_components()
+
+    def _pay(self, value: dict[str, float]) -> dict[str, float]:
+        """Pay the change from what the episode has been paid to ``value``, per component."""
+        comps = self._zero()
+        for key in comps:
+            comps[key] = value.get(key, 0.0) - self._paid.get(key, 0.0)
+            self._paid[key] = value.get(key, 0.0)
+        return comps
+
+    def _gate_reason(self) -> str:
+        session = self._session
+        base = session.base if session is not None else None
+        if base is None or not base.sat:
+            return "the premises are not satisfiable"
+        if session.require_unique and not base.unique:
+            return "the premises do not have a unique solution"
+        if session.require_faithful and not session.faithful:
+            return "the premises are not equivalent to the true clues"
+        return "the premises do not pass the gate"
 
     def _premises_from_lines(self, text: str) -> dict[str, Any] | None:
         groups = self.family.premise_groups
@@ -276,16 +334,18 @@ class StepVerifiedEnv(TextEnv):
             reason = "premises do not parse: " + "; ".join(problems[:5])
             return self.format_failure(reason)
         session.format_issues.extend(issues)
-        comps = self._zero()
-        comps["parsed"] = self.step_rewards.premises
+        comps = self._pay(self._running())
         base = session.base
         state = base.reason if base else ""
         if session.faithful is not None:
             state += "; they are " + ("" if session.faithful else "not ") + "equivalent to the true clues"
         nxt = "Send your first reasoning step as a sentence followed by 'S1: <formula>.'"
+        if not session.s_sat:
+            state += f" (no process reward: {self._gate_reason()})"
         info = {"premises": {"count": len(session.premise_exprs), "sat": base.sat if base else None,
-                             "unique": base.unique if base else None, "equivalent": session.faithful},
-                "reason": state, "correct": False}
+                             "unique": base.unique if base else None, "equivalent": session.faithful,
+                             "gate": session.s_sat},
+                "reason": state, "correct": False, "verify_budget": session.budget.as_dict()}
         return Outcome(comps, False, f"Premises accepted: {state}. {nxt}", info)
 
     def _finish_step_episode(self, obj: dict[str, Any], issues: list[str]) -> Outcome:
@@ -293,11 +353,7 @@ class StepVerifiedEnv(TextEnv):
         session.format_issues.extend(issues)
         res = session.finish(obj, format_ok=self._step_format_ok)
         full = res.components
-        comps = self._zero()
-        comps["format"] = full.get("format", 0.0)
-        comps["accuracy"] = full.get("accuracy", 0.0)
-        if "consistency" in comps:
-            comps["consistency"] = full.get("consistency", 0.0)
+        comps = self._pay(full)
         obs = ("Correct" if res.correct else "Incorrect") + f": {res.reason}"
         return Outcome(comps, True, obs, self._result_info(res) | {"trace_reward": res.reward,
                                                                   "trace_components": dict(full)})
@@ -306,7 +362,7 @@ class StepVerifiedEnv(TextEnv):
     def gold_steps(self) -> list[tuple[str, str]]:
         key = self.instance.instance_id
         if key not in self._gold:
-            self._gold[key] = gold_steps(self.family, self.instance)
+            self._gold[key] = gold_steps(self.family, self.instance, self.novelty)
             while len(self._gold) > 64:
                 self._gold.popitem(last=False)
         return self._gold[key]
@@ -329,8 +385,6 @@ class StepVerifiedEnv(TextEnv):
         return format_answer(self.family.solution_only(gold_answer))
 
     def _canonical(self, formula: str) -> str:
-        from .formula import to_text
-
         return to_text(self._session.theory.parse(formula))
 
     def random_action(self, rng: np.random.Generator) -> str:
@@ -345,6 +399,4 @@ class StepVerifiedEnv(TextEnv):
 
 def trace_metrics(res: TraceResult) -> dict[str, Any]:
     """Per-trace numbers behind Spring's Table 2 / App. B.2 (see :mod:`.metrics`)."""
-    from .metrics import trace_row
-
     return trace_row(res)

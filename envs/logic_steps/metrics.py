@@ -2,9 +2,10 @@
 
 Per trace (:func:`trace_row`): the family's accuracy metrics (Zebra Puzzle Acc and Cell Acc,
 Knights Puzzle Acc and Person Acc, AR-LSAT Acc with its game type), whether the parsed premises
-are SAT (s_sat: satisfiable and, for Zebra and Knights, unique — the gate of the process
-reward), #Steps (``reasoning`` entries, natural-language and formal, as Spring's Tables 2 and 9
-count them), Parsed, Valid, Novel and Contradictions.
+are SAT (Spring's s_sat: satisfiable and, for Zebra and Knights, unique; ``gate`` is the gate the
+process reward actually used, by default also equivalence to the true clues), #Steps
+(``reasoning`` entries, natural-language and formal, as Spring's Tables 2 and 9 count them),
+Parsed, Valid, Novel and Contradictions.
 
 Over traces (:func:`summarize`), for all traces and separately for solved and failed ones as in
 Table 2: the mean of each accuracy metric, SAT-rate (mean s_sat), mean #Steps, Parsed/Total and
@@ -36,7 +37,8 @@ def trace_row(res: Any) -> dict[str, Any]:
         "correct": bool(res.correct),
         "error_type": res.error_type,
         "reward": float(res.reward),
-        "sat": bool(res.s_sat),
+        "sat": bool(res.spring_sat),
+        "gate": bool(res.s_sat),
         "premises_sat": bool(res.base_sat),
         "premises_equivalent": res.premises_equivalent,
         "consistent": res.consistent,
@@ -64,6 +66,7 @@ def _group(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for k in metric_keys:
         out[k] = _mean([r[k] for r in rows if k in r])
     out["sat_rate"] = _mean([float(r["sat"]) for r in rows])
+    out["gate_rate"] = _mean([float(r.get("gate", r["sat"])) for r in rows])
     out["premises_sat_rate"] = _mean([float(r["premises_sat"]) for r in rows])
     eq = [float(r["premises_equivalent"]) for r in rows if r.get("premises_equivalent") is not None]
     out["premises_equivalent_rate"] = _mean(eq)

@@ -23,15 +23,26 @@ baselines of §5.1, R = 0.15 r_parsed + 0.6 r_accuracy (OR-INT keeps the interle
 natural-language one that asks for the solution only); ``minus_n`` (Spring -N, no novelty reward)
 and ``minus_nc`` (Spring -NC, neither novelty reward nor contradiction penalty), §5.3.
 
-Step mode pays each step when it arrives; these values are solvergym's (Spring trains on whole
-traces), see :class:`StepRewards`.
+A step counts as novel under the verifier's novelty rule: by default (``novelty="facts"``) a
+step must also make a new atomic fact follow and not restate a conjunction of premises, because
+under a unique solution Definition 4 alone pays a step that only excludes one wrong world as
+much as a deduction (six such steps and the right table scored 1.55); ``novelty="spring"`` is
+Definition 4 as written (see :mod:`.verifier` for the rules and the measurements). The process
+terms are gated, by default, on premises that are also equivalent to the true clues
+(``require_faithful=True``): a wrong complete assignment written as premises is satisfiable and
+unique, and under Spring's gate (``require_faithful=False``) one trivial step earned 0.60 with a
+wrong answer.
+
+Step mode (Spring trains on whole traces) pays the same total: each action pays the change of
+the running value of these terms and the solution action pays the rest, so every component
+summed over the episode equals the trace-mode component (:mod:`.env`).
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-__all__ = ["RewardConfig", "StepRewards", "PRESETS", "get_preset", "spring_reward", "aggregate"]
+__all__ = ["RewardConfig", "PRESETS", "get_preset", "spring_reward", "aggregate"]
 
 
 @dataclass(frozen=True)
@@ -122,34 +133,3 @@ def spring_reward(
     comps["consistency"] = m * config.w_consistency * r_consistency
     comps["contra"] = 0.0 - m * config.w_contra * r_contra  # 0.0 - x: never a negative zero
     return comps
-
-
-@dataclass(frozen=True)
-class StepRewards:
-    """What step mode pays for each action (solvergym's values, not the paper's).
-
-    - premises action: ``parsed`` = ``premises`` (0.15, Spring's r_parsed weight) when every
-      premise parses; an unparseable premise list is a format failure (``format`` =
-      ``parse_error``) and the agent may send it again.
-    - a reasoning step, by its verdict (only when the premises are satisfiable and, where the
-      family requires it, have a unique solution, as Spring's s_sat gate): ``novel`` +0.10,
-      ``contradictory`` -0.15 (Spring's contradiction weight), ``redundant``, ``restates_premise``,
-      ``tautological`` and ``unsupported`` 0; a step that does not parse is a format failure
-      paid ``parse_error`` -0.05 (component ``format``).
-    - the solution action: the outcome terms of §4.3, ``format`` 0.10 r_format, ``accuracy``
-      0.60 r_accuracy and, under s_sat, ``consistency`` (0.5 + 0.5 r_accuracy) 0.30 r_consistency.
-    """
-
-    premises: float = 0.15
-    novel: float = 0.10
-    contradictory: float = -0.15
-    redundant: float = 0.0
-    restates_premise: float = 0.0
-    tautological: float = 0.0
-    unsupported: float = 0.0
-    parse_error: float = -0.05
-
-    def for_label(self, label: str) -> float:
-        return float(getattr(self, label, 0.0)) if label in (
-            "novel", "contradictory", "redundant", "restates_premise", "tautological", "unsupported"
-        ) else 0.0

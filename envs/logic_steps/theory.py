@@ -13,6 +13,7 @@ import difflib
 import numpy as np
 import z3
 
+from .facts import FactTable
 from .formula import CMP_OPS, COUNT_FUNCS, FormulaError, Language, Node, parse_formula, to_text
 from .sample import WorldSample
 
@@ -52,6 +53,42 @@ class Theory:
 
     def _make_sample(self, rng: np.random.Generator, size: int) -> WorldSample | None:
         return None
+
+    def fact_atoms(self) -> list[Node]:
+        """The positive atomic facts of ``novelty="facts"`` (:mod:`.facts`): cells, roles,
+        positions, memberships. None by default (then ``"facts"`` judges as Def. 4 does, with
+        ``And`` / ``Or`` of premises as restatements)."""
+        return []
+
+    def fact_aliases(self) -> dict[int, str]:
+        """Names of atoms that have one (AR-LSAT's ``Option_X``), by index in :meth:`fact_atoms`."""
+        return {}
+
+    def fact_groups(self) -> list[list[int]]:
+        """Groups of atoms (indices in :meth:`fact_atoms`) of which Γ_dom makes exactly one
+        true, beyond a name's own values (those the table finds itself): they let the known
+        facts propagate without a solver call."""
+        return []
+
+    def fact_table(self) -> FactTable | None:
+        """A fresh :class:`~.facts.FactTable` of this theory's atoms (None when it has none)."""
+        nodes = self.fact_atoms()
+        if not nodes:
+            return None
+        return FactTable(nodes, self._fact_expr, self.sample_worlds(), self.fact_aliases(), self.fact_groups())
+
+    def _fact_expr(self, node: Node) -> z3.BoolRef:
+        # the usual atoms straight from the vocabulary (compile() walks and type-checks the tree,
+        # and z3's ``==`` coerces its operands: 0.1 ms an atom, hundreds of atoms a trace); the
+        # same Z3 term either way, so consequences can be read back by term id
+        a = node.args
+        if node.op == "==" and a[0].op == "name" and a[1].op == "int":
+            var = self.name_term(str(a[0].value))
+            val = z3.IntVal(int(a[1].value), var.ctx)
+            return z3.BoolRef(z3.Z3_mk_eq(var.ctx_ref(), var.as_ast(), val.as_ast()), var.ctx)
+        if node.op in ("Knight", "Assign") and all(x.op == "name" for x in a):
+            return self.predicate(node.op, [str(x.value) for x in a])
+        return self.compile(node)
 
     # ------------------------------------------------------------------ hooks
     def domain(self) -> list[z3.BoolRef]:
@@ -137,7 +174,11 @@ class Theory:
                     raise FormulaError(
                         f"{to_text(n)!r} compares a number with a statement"
                     )
-                return "bool", (a == b if op == "==" else a != b)
+                # as written: ``a == b`` lets Python try ``IntNumRef.__eq__`` first (a subclass of
+                # a's type), which builds ``1 == house_Bob`` — another atom than Γ_dom's
+                # ``house_Bob == 1``, for the solver to relate to it
+                eq = z3.BoolRef(z3.Z3_mk_eq(a.ctx_ref(), a.as_ast(), b.as_ast()), a.ctx)
+                return "bool", (eq if op == "==" else z3.Not(eq))
             if ka != "int" or kb != "int":
                 raise FormulaError(f"{op} compares numbers (houses, positions), not statements: {to_text(n)!r}")
             return "bool", {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b}[op]

@@ -33,13 +33,14 @@ from ..base import Instance
 from ..parsing import tag_sections
 from .family import Family, SolutionScore
 from .formula import FormulaError, to_text
-from .reward import RewardConfig, spring_reward
+from .reward import RewardConfig, aggregate, spring_reward
 from .theory import MetaStep
-from .verifier import BaseStatus, StepVerdict, StepVerifier, check_accept
+from .verifier import BaseStatus, StepVerdict, StepVerifier, VerifyBudget, check_accept, check_novelty
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
     "DEFAULT_MAX_PREMISES",
+    "DEFAULT_VERIFY_BUDGET_S",
     "extract_answer",
     "split_prefix",
     "split_step_action",
@@ -52,6 +53,18 @@ __all__ = [
 #: formal steps verified per trace; later ones are "unverified" and break the format
 DEFAULT_MAX_STEPS = 200
 DEFAULT_MAX_PREMISES = 200
+
+#: Wall-clock seconds of solver work per env action (trace mode: the whole ``env.step``; step
+#: mode: each ``env.step``); an env.step then takes at most this plus one check timeout (5 s),
+#: see :class:`~.verifier.VerifyBudget`. Chosen from measurement on a 2-core machine under load
+#: (``benchmarks/step_verify.py``, headroom table, and repeated runs): the slowest gold trace at the
+#: largest size, Zebra 6x11 (about 55 steps), took 1.7 s; the slowest honest 200-step 6x11 trace
+#: (the gold steps among true and false cell facts and true relations, 8 instances) 4.7 s;
+#: Knights (8 people, depth 4, width 4) and AR-LSAT (7 entities) traces under 0.1 s. 60 s is 13x
+#: the slowest honest trace and 35x the slowest gold one, so an honest trace does not meet it and
+#: its reward stays deterministic. Before the budget one 6x11 trace of 200 random disjunctions
+#: of value equalities took 659 s of CPU in a single env.step.
+DEFAULT_VERIFY_BUDGET_S = 60.0
 
 #: Spring App. C Table 7/8 error categories (plus "correct")
 ERROR_TYPES = ("correct", "solver_consistent", "solver_inconsistent", "header_mismatch",
@@ -150,7 +163,8 @@ class TraceResult:
     r_consistency: float = 0.0
     r_novel: float = 0.0
     r_contra: float = 0.0
-    s_sat: bool = False
+    s_sat: bool = False  # the gate of the process terms (see TraceSession's require_faithful)
+    spring_sat: bool = False  # Spring §4.2's s_sat: satisfiable (and unique where required)
     base_sat: bool | None = None
     base_unique: bool | None = None
     base_reason: str = ""
@@ -168,6 +182,7 @@ class TraceResult:
     parse_issues: list[str] = field(default_factory=list)
     steps: list[StepVerdict] = field(default_factory=list)
     components: dict[str, float] = field(default_factory=dict)
+    verify_budget: dict[str, Any] = field(default_factory=dict)  # budget_s, used_s, exhausted
 
     @property
     def reward(self) -> float:
@@ -181,7 +196,7 @@ class TraceResult:
     def signals(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in (
             "r_parsed", "r_format", "r_accuracy", "r_consistency", "r_novel", "r_contra", "s_sat",
-            "base_sat", "base_unique", "premises_equivalent", "consistent")}
+            "spring_sat", "base_sat", "base_unique", "premises_equivalent", "consistent")}
 
 
 def zero_components(config: RewardConfig) -> dict[str, float]:
@@ -190,7 +205,17 @@ def zero_components(config: RewardConfig) -> dict[str, float]:
 
 
 class TraceSession:
-    """One solver state for one output: premises, then steps, then the solution (§4.1-4.3)."""
+    """One solver state for one output: premises, then steps, then the solution (§4.1-4.3).
+
+    The gate of the process terms (s_sat): by default (``require_faithful=True``) the parsed
+    premises must be satisfiable, have a unique solution where the family asks for one, and be
+    equivalent to the instance's true clues (modulo Γ_dom). ``require_faithful=False`` is
+    Spring's gate (§4.2: satisfiable and unique only), under which premises that state a wrong
+    complete assignment — satisfiable and unique — earned the process terms for a wrong answer.
+    ``novelty`` (``"facts"`` or Spring's Def. 4, ``"spring"``) and ``budget_s`` (wall-clock
+    seconds of solver work per action, None for no limit; :meth:`start_action` opens a new one)
+    are those of :class:`~.verifier.StepVerifier`.
+    """
 
     def __init__(
         self,
@@ -200,10 +225,12 @@ class TraceSession:
         *,
         incremental: bool = True,
         accept: str = "non_contradictory",
+        novelty: str = "facts",
         require_unique: bool | None = None,
-        require_faithful: bool = False,
+        require_faithful: bool = True,
         max_steps: int = DEFAULT_MAX_STEPS,
         timeout_ms: int = 5000,
+        budget_s: float | None = DEFAULT_VERIFY_BUDGET_S,
         consistency_over: str = "all",
     ):
         self.family = family
@@ -211,10 +238,12 @@ class TraceSession:
         self.config = config
         self.incremental = incremental
         self.accept = check_accept(accept)
+        self.novelty = check_novelty(novelty)
         self.require_unique = family.require_unique if require_unique is None else require_unique
         self.require_faithful = require_faithful
         self.max_steps = max_steps
         self.timeout_ms = timeout_ms
+        self.budget = VerifyBudget(budget_s)
         if consistency_over not in ("all", "accepted"):
             raise ValueError(f"consistency_over must be 'all' or 'accepted', got {consistency_over!r}")
         self.consistency_over = consistency_over
@@ -226,6 +255,7 @@ class TraceSession:
         self.verifier: StepVerifier | None = None
         self.base: BaseStatus | None = None
         self.s_sat = False
+        self.spring_sat = False
         self.faithful: bool | None = None
         self.steps: list[StepVerdict] = []
         self.format_issues: list[str] = []
@@ -278,10 +308,7 @@ class TraceSession:
         self.premises_ok = not problems
         self.parse_issues.extend(problems)
         self.premise_texts, self.premise_exprs = texts, exprs
-        self.verifier = StepVerifier(
-            self.theory, exprs if self.premises_ok else [], premise_texts=texts, premise_nodes=nodes,
-            incremental=self.incremental, accept=self.accept, timeout_ms=self.timeout_ms,
-        )
+        self.verifier = self._new_verifier(exprs if self.premises_ok else [], texts, nodes)
         if self.premises_ok:
             self.base = self.verifier.base_status(require_unique=self.require_unique)
             try:
@@ -289,12 +316,21 @@ class TraceSession:
                 self.faithful = self.verifier.equivalent_to(truth)
             except FormulaError:  # true premises that refer to options the answer did not parse
                 self.faithful = False
-            self.s_sat = bool(self.base.sat) and (bool(self.base.unique) or not self.require_unique)
-            if self.require_faithful:
-                self.s_sat = self.s_sat and bool(self.faithful)
+            self.spring_sat = bool(self.base.sat) and (bool(self.base.unique) or not self.require_unique)
+            self.s_sat = self.spring_sat and (bool(self.faithful) or not self.require_faithful)
         else:
             self.base = BaseStatus(None, None, "the premises did not parse: no solver state")
         return problems
+
+    def _new_verifier(self, premises: list[z3.BoolRef], texts: list[str] | None = None,
+                      nodes: list[Any] | None = None) -> StepVerifier:
+        return StepVerifier(self.theory, premises, premise_texts=texts, premise_nodes=nodes,
+                            incremental=self.incremental, accept=self.accept, novelty=self.novelty,
+                            timeout_ms=self.timeout_ms, budget=self.budget)
+
+    def start_action(self) -> None:
+        """A new env action: a fresh verification budget (step mode calls it at each env.step)."""
+        self.budget.start()
 
     # ------------------------------------------------------------------ steps
     def add_step(self, sentence: str | None, k: int | None, text: str) -> StepVerdict:
@@ -302,8 +338,7 @@ class TraceSession:
         v = StepVerdict(index=len(self.steps), k=k, text=text[:500], nl=sentence[:500] if sentence else sentence)
         self.steps.append(v)
         if self.verifier is None:  # a step before any premises: judge against Γ_dom only
-            self.verifier = StepVerifier(self.theory, [], incremental=self.incremental,
-                                         accept=self.accept, timeout_ms=self.timeout_ms)
+            self.verifier = self._new_verifier([])
             self.base = BaseStatus(None, None, "no premises were given: no solver state")
         try:
             node = self.theory.parse(text)
@@ -317,15 +352,32 @@ class TraceSession:
         v.parsed = True
         if v.index >= self.max_steps:
             v.label = "unverified"
-            v.reason = f"over the budget of {self.max_steps} verified steps"
+            v.reason = f"over the limit of {self.max_steps} verified steps"
             return v
-        if not (self.premises_ok and self.base is not None and self.base.sat):
+        if not (self.premises_ok and self.base is not None and self.base.sat) or self.budget.spent():
             if not isinstance(z, MetaStep):
                 self.verifier.add_unverified(z)
             v.label = "unverified"
-            v.reason = f"not verified: {self.base.reason if self.base else 'no premises'}"
+            v.reason = self.budget.reason() if self.budget.exhausted else (
+                f"not verified: {self.base.reason if self.base else 'no premises'}")
             return v
         return self.verifier.check(z, v, node)
+
+    def running_components(self) -> dict[str, float]:
+        """What Spring §4.3 would pay for the episode so far if its solution scored 0: the
+        steps' fractions as they stand, with m = 0.5 s_sat (r_accuracy unknown, so at its lower
+        bound 0), r_consistency and r_format 0 (both need the solution), r_parsed 1 while the
+        premises and every step parsed. Step mode pays the change of this value at each action
+        and the final action pays what is left (see :mod:`.env`)."""
+        cfg = self.config
+        n_formal = len(self.steps)
+        r_parsed = float(cfg.interleaved and self.premises_set and self.premises_ok
+                         and all(v.parsed for v in self.steps))
+        return spring_reward(
+            r_parsed=r_parsed, r_format=0.0, r_accuracy=0.0, s_sat=self.s_sat,
+            n_novel=sum(v.label == "novel" for v in self.steps),
+            n_contra=sum(v.label == "contradictory" for v in self.steps),
+            n_formal=n_formal, r_consistency=0.0, config=cfg)
 
     # ------------------------------------------------------------------ solution
     def finish(self, obj: dict[str, Any] | None, *, format_ok: bool) -> TraceResult:
@@ -373,6 +425,7 @@ class TraceSession:
         res.base_reason = self.base.reason if self.base else "no premises were given"
         res.premises_equivalent = self.faithful
         res.s_sat = bool(self.s_sat)
+        res.spring_sat = bool(self.spring_sat)
         if parsed_sol is not None and self.verifier is not None:
             try:
                 final = fam.solution_formula(parsed_sol, self.theory)
@@ -382,11 +435,8 @@ class TraceSession:
             if final is not None:
                 res.consistent = self.verifier.consistent_with(final, over=self.consistency_over)
         elif parsed_sol is not None:  # no premises, no steps: Def. 6 over Γ_dom ∪ {F}
-            v = StepVerifier(self.theory, [], incremental=self.incremental, timeout_ms=self.timeout_ms)
-            res.consistent = v.consistent_with(fam.solution_formula(parsed_sol, self.theory))
+            res.consistent = self._new_verifier([]).consistent_with(fam.solution_formula(parsed_sol, self.theory))
         res.r_consistency = float(bool(res.consistent))
-        from .reward import aggregate
-
         res.r_novel = aggregate(res.n_novel, res.n_formal, cfg)
         res.r_contra = aggregate(res.n_contra, res.n_formal, cfg)
         res.components = spring_reward(
@@ -402,11 +452,12 @@ class TraceSession:
             res.error_type = "header_mismatch"
         elif parsed_sol is None:
             res.error_type = "format_failure"
-        elif res.s_sat:
+        elif res.spring_sat:
             res.error_type = "solver_consistent"
         else:
             res.error_type = "solver_inconsistent"
         res.reason = _summary(res, score)
+        res.verify_budget = self.budget.as_dict()
         return res
 
 

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from ..logic_steps.env import StepVerifiedEnv
+from ..logic_steps.trace import DEFAULT_VERIFY_BUDGET_S
 from .generator import GAMES, OPTION_LETTERS, QUESTION_TYPES, LSATInstance, generate_lsat
 from .verify import LSAT
 
@@ -47,19 +48,22 @@ class LSATEnv(StepVerifiedEnv):
         mode: str = "trace",
         reward: Any = "spring",
         aggregation: str | None = None,
-        step_rewards: Any = None,
+        step_credit: str = "running",
         accept: str = "non_contradictory",
-        require_faithful: bool = False,
+        novelty: str = "facts",
+        require_faithful: bool = True,
         incremental: bool = True,
         consistency_over: str = "all",
         max_steps: int = 200,
+        verify_budget_s: float | None = DEFAULT_VERIFY_BUDGET_S,
         max_turns: int | None = None,
         max_action_chars: int | None = None,
         render_mode: str | None = None,
     ):
-        super().__init__(mode=mode, reward=reward, aggregation=aggregation, step_rewards=step_rewards,
-                         accept=accept, require_unique=False, require_faithful=require_faithful,
-                         incremental=incremental, consistency_over=consistency_over, max_steps=max_steps, max_turns=max_turns,
+        super().__init__(mode=mode, reward=reward, aggregation=aggregation, step_credit=step_credit,
+                         accept=accept, novelty=novelty, require_unique=False, require_faithful=require_faithful,
+                         incremental=incremental, consistency_over=consistency_over, max_steps=max_steps,
+                         verify_budget_s=verify_budget_s, max_turns=max_turns,
                          max_action_chars=max_action_chars, render_mode=render_mode)
         self._check_difficulty(game=game, n_entities=n_entities, n_groups=n_groups, question_type=question_type)
         self.game, self.n_entities, self.n_groups, self.question_type = game, n_entities, n_groups, question_type
@@ -114,7 +118,8 @@ class LSATEnv(StepVerifiedEnv):
                 '(the question\'s condition, or []), "options": {"A": <formula>, ..., "E": <formula>}}</answer>.\n'
                 "2. Then send one deduction per message: one sentence and its formula, e.g. "
                 "'Option B cannot hold. S1: Unsat(Option_B).' (S1, S2, ... in order). A solver checks each step: "
-                "new valid deductions earn reward, contradictions are penalised, repeats and tautologies earn nothing.\n"
+                "a valid step that fixes something new (a position, a membership, an option ruled in or out) raises "
+                "your reward; a contradiction, a repeat, a restated rule or a step that fixes nothing lowers it.\n"
                 '3. Finally send <answer>{"solution": {"selected_option": "<A-E>"}}</answer>.\n\n' + guide
             )
         return (
@@ -125,6 +130,6 @@ class LSATEnv(StepVerifiedEnv):
             f'- "question_semantics": {{"question_type": "{instance.question_type}", "option_interpretation_rule": "..."}}\n'
             '- "options": {"A": <formula>, ..., "E": <formula>}\n'
             '- "reasoning": alternating entries: a one-sentence deduction, then its formula "S<k>: <formula>." '
-            "(S1, S2, ...). A solver rewards new valid deductions and penalises contradictions.\n"
+            "(S1, S2, ...). A solver rewards valid deductions that fix something new and penalises contradictions.\n"
             '- "solution": {"selected_option": "<A-E>"}\n\n' + guide
         )

@@ -37,8 +37,9 @@ from typing import Any
 import numpy as np
 import z3
 
+from ..logic_steps.facts import int_atoms, pred_atoms
 from ..logic_steps.family import Family, PremiseGroup, SolutionScore
-from ..logic_steps.formula import FormulaError, Language, parse_formula
+from ..logic_steps.formula import FormulaError, Language, Node, parse_formula
 from ..logic_steps.sample import WorldSample
 from ..logic_steps.theory import Theory
 from .generator import OPTION_LETTERS, LSATInstance, evaluate, worlds_of
@@ -102,6 +103,27 @@ class LSATTheory(Theory):
         gindex = {g: i for i, g in enumerate(self.groups)}
         return WorldSample(size, lambda x: cols[:, index[x]].astype(np.int64),
                            lambda op, a: cols[:, index[a[0]]] == gindex[a[1]])
+
+    def fact_atoms(self) -> list[Node]:
+        """Every position ``e == k`` (ordering) or membership ``Assign(e, g)``, then each parsed
+        option's formula O_X (``novelty="facts"``: ``Unsat(Option_X)`` states the fact Not(O_X))."""
+        if self.game == "ordering":
+            atoms = int_atoms(self.entities, range(1, len(self.entities) + 1))
+        else:
+            atoms = pred_atoms("Assign", [(e, g) for e in self.entities for g in self.groups])
+        letters = sorted(self.option_nodes)
+        return atoms + [self.option_nodes[k] for k in letters]
+
+    def fact_aliases(self) -> dict[int, str]:
+        first = len(self.entities) ** 2 if self.game == "ordering" else len(self.entities) * len(self.groups)
+        return {first + j: f"Option_{k}" for j, k in enumerate(sorted(self.option_nodes))}
+
+    def fact_groups(self) -> list[list[int]]:
+        """Ordering: one entity per position; grouping and assignment: one group per entity."""
+        n, g = len(self.entities), len(self.groups)
+        if self.game == "ordering":
+            return [[e * n + k for e in range(n)] for k in range(n)]
+        return [[e * g + j for j in range(g)] for e in range(n)]
 
     def name_term(self, name: str) -> z3.ArithRef:
         if self.game != "ordering":

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..logic_steps.env import StepVerifiedEnv
+from ..logic_steps.trace import DEFAULT_VERIFY_BUDGET_S
 from .generator import ATTRIBUTES, BUCKETS, ZebraInstance, generate_zebra, puzzle_text
 from .verify import ZEBRA
 
@@ -44,20 +45,24 @@ class ZebraEnv(StepVerifiedEnv):
         mode: str = "trace",
         reward: Any = "spring",
         aggregation: str | None = None,
-        step_rewards: Any = None,
+        step_credit: str = "running",
         accept: str = "non_contradictory",
+        novelty: str = "facts",
         require_unique: bool | None = None,
-        require_faithful: bool = False,
+        require_faithful: bool = True,
         incremental: bool = True,
         consistency_over: str = "all",
         max_steps: int = 200,
+        verify_budget_s: float | None = DEFAULT_VERIFY_BUDGET_S,
         max_turns: int | None = None,
         max_action_chars: int | None = None,
         render_mode: str | None = None,
     ):
-        super().__init__(mode=mode, reward=reward, aggregation=aggregation, step_rewards=step_rewards,
-                         accept=accept, require_unique=require_unique, require_faithful=require_faithful,
-                         incremental=incremental, consistency_over=consistency_over, max_steps=max_steps, max_turns=max_turns,
+        super().__init__(mode=mode, reward=reward, aggregation=aggregation, step_credit=step_credit,
+                         accept=accept, novelty=novelty, require_unique=require_unique,
+                         require_faithful=require_faithful,
+                         incremental=incremental, consistency_over=consistency_over, max_steps=max_steps,
+                         verify_budget_s=verify_budget_s, max_turns=max_turns,
                          max_action_chars=max_action_chars, render_mode=render_mode)
         self._check_difficulty(n_houses=n_houses, n_attributes=n_attributes, bucket=bucket)
         self.n_houses, self.n_attributes, self.bucket = int(n_houses), int(n_attributes), bucket
@@ -108,8 +113,9 @@ class ZebraEnv(StepVerifiedEnv):
                 "'C<i>: formula.' per line).\n"
                 "2. Then send one deduction per message: one sentence and its formula, e.g. "
                 "'Bob must live in house 2. S1: Bob == 2.' (S1, S2, ... in order). Each step is checked "
-                "by a solver: a new valid deduction earns reward, a contradiction is penalised, a repeat, a "
-                "tautology or a restated clue earns nothing.\n"
+                "by a solver: a valid step that fixes something new about the houses (a value placed in or "
+                "ruled out of a house) raises your reward; a contradiction, a repeat, a restated clue or a "
+                "step that fixes nothing lowers it.\n"
                 f"3. Finally send <answer>{{{table}}}</answer>.\n\n" + _LANGUAGE_GUIDE
             )
         return (
@@ -119,7 +125,8 @@ class ZebraEnv(StepVerifiedEnv):
             '- "syntactic_clues": one formula per clue, in order, each "C<i>: <formula>." (e.g. "C1: Bob == tea.")\n'
             '- "reasoning": alternating entries: a one-sentence natural-language deduction, then its formula '
             '"S<k>: <formula>." (S1, S2, ...). Each formula must follow from the clues and earlier steps; a '
-            "solver rewards new valid deductions and penalises contradictions; do not restate clues.\n"
+            "solver rewards valid deductions that fix something new and penalises contradictions; do not "
+            "restate clues.\n"
             f"- {table}: one row per house in order, values spelled exactly as in attribute_values.\n\n"
             + _LANGUAGE_GUIDE
         )

@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import z3
 
+from ..logic_steps.facts import int_atoms
 from ..logic_steps.family import Family, PremiseGroup, SolutionScore
-from ..logic_steps.formula import Language
+from ..logic_steps.formula import Language, Node
 from ..logic_steps.sample import WorldSample
 from ..logic_steps.theory import Theory
 from .generator import ZebraInstance, describe_value
@@ -76,6 +77,15 @@ class ZebraTheory(Theory):
             for j, t in enumerate(vs):
                 houses[t] = perm[:, j].astype(np.int64)
         return WorldSample(size, houses.__getitem__, lambda op, a: (_ for _ in ()).throw(KeyError(op)))
+
+    def fact_atoms(self) -> list[Node]:
+        """Every cell ``t == h`` (``novelty="facts"``)."""
+        return int_atoms(self.tokens, range(1, self.n + 1))
+
+    def fact_groups(self) -> list[list[int]]:
+        """One value of each attribute per house (Γ_dom's PbEq constraints)."""
+        pos = {t: i for i, t in enumerate(self.tokens)}
+        return [[pos[t] * self.n + h for t in vs] for vs in self.instance.values for h in range(self.n)]
 
     def name_term(self, name: str) -> z3.ArithRef:
         v = self.vars.get(name)
