@@ -636,11 +636,10 @@ class Server:
 
     def _program_pids(self) -> list[int]:
         """Every process under the zygote but the child waiting for the next program: the
-        running program's, and the orphans it left (the zygote is their subreaper). A child
-        still being forked (its pid not read yet) may be among them; it maps no memory of its
-        own yet, and the clean-up reads its pid before it looks for leftovers."""
+        running program's, and the orphans it left (the zygote is their subreaper). Callers
+        read the waiting child's pid first (:meth:`_prefork_finish`)."""
         out: list[int] = []
-        waiting = {c.pid for c in (self.ready,) if c is not None} | {a["pid"] for a in self.answers if "pid" in a}
+        waiting = {c.pid for c in (self.ready,) if c is not None}
         stack = [p for p in _children_of(self.zpid) if p not in waiting]
         while stack:
             p = stack.pop()
@@ -663,7 +662,8 @@ class Server:
         (two children that never touch the region they inherited hide it from every RSS, and a
         memfd written to and never mapped is in none). Files of the program's ``/tmp`` are
         bounded by its size (``tmp_mb``); kernel buffers (pipes, sockets) are not counted."""
-        self._drain_exits()  # the next child's pid, when its fork has been answered: not the program's
+        if self.forking is not None:  # the next child is the zygote's too: know its pid to leave it out
+            self._prefork_finish()
         pids = self._program_pids()
         objects: dict[tuple[int, int], int] = {}
         for p in pids:
