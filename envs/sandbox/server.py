@@ -578,7 +578,7 @@ class Server:
                     killed_for = "timeout"
                     self._kill_group(pid)
                 elif now >= next_poll:
-                    used = self._program_memory_kb()
+                    used = self._program_memory_kb(pid)
                     # the supervisor spends at most about a third of its time measuring
                     next_poll = now + max(MEMORY_POLL_S, 2 * (time.perf_counter() - now))
                     peak_kb = max(peak_kb, used)
@@ -634,20 +634,24 @@ class Server:
         return _classify(status, killed_for, streams[out_r], streams[err_r], rep, rep_error, duration, cpu, timeout,
                          cpu_limit, client_gone, mem_kb, peak_kb)
 
-    def _program_pids(self) -> list[int]:
+    def _program_pids(self, first: int | None = None) -> list[int]:
         """Every process under the zygote but the child waiting for the next program: the
-        running program's, and the orphans it left (the zygote is their subreaper). Callers
-        read the waiting child's pid first (:meth:`_prefork_finish`)."""
+        running program's, and the orphans it left (the zygote is their subreaper). While that
+        child's fork is not answered yet (its pid unknown), only the tree of ``first`` (the
+        program's first process) when given; the clean-up reads the answer first."""
         out: list[int] = []
-        waiting = {c.pid for c in (self.ready,) if c is not None}
-        stack = [p for p in _children_of(self.zpid) if p not in waiting]
+        if self.forking is not None and first is not None:
+            stack = [first]
+        else:
+            waiting = {c.pid for c in (self.ready,) if c is not None}
+            stack = [p for p in _children_of(self.zpid) if p not in waiting]
         while stack:
             p = stack.pop()
             out.append(p)
             stack.extend(_children_of(p))
         return out
 
-    def _program_memory_kb(self) -> int:
+    def _program_memory_kb(self, first: int | None = None) -> int:
         """The memory the program's processes hold together (0 while there is one process and
         it holds no shared memory object: RLIMIT_AS bounds it, and reading ``smaps_rollup`` is
         not free).
@@ -662,9 +666,10 @@ class Server:
         (two children that never touch the region they inherited hide it from every RSS, and a
         memfd written to and never mapped is in none). Files of the program's ``/tmp`` are
         bounded by its size (``tmp_mb``); kernel buffers (pipes, sockets) are not counted."""
-        if self.forking is not None:  # the next child is the zygote's too: know its pid to leave it out
-            self._prefork_finish()
-        pids = self._program_pids()
+        self._drain_exits()
+        if self.forking is not None and any("pid" in a for a in self.answers):
+            self._prefork_finish()  # the next child's pid, to leave it out (without waiting for it)
+        pids = self._program_pids(first)
         objects: dict[tuple[int, int], int] = {}
         for p in pids:
             # a lone process's mappings are in its address space (RLIMIT_AS): only what it holds
