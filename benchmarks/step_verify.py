@@ -45,6 +45,7 @@ import sys
 import time
 from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
 
 try:
@@ -54,14 +55,11 @@ except ImportError:  # run from a checkout without installing: the root is the p
 from solvergym.benchmarks.evaluate import format_table
 from solvergym.envs.knights.generator import generate_knights
 from solvergym.envs.knights.verify import KNIGHTS
-import gymnasium as gym
-
 from solvergym.envs.logic_steps.env import format_answer, gold_steps
 from solvergym.envs.logic_steps.formula import MAX_DEPTH, MAX_FORMULA_CHARS, MAX_NODES, parse_formula
 from solvergym.envs.logic_steps.reward import get_preset
 from solvergym.envs.logic_steps.trace import DEFAULT_VERIFY_BUDGET_S, TraceSession, score_trace
-from solvergym.envs.lsat.generator import evaluate, worlds_of
-from solvergym.envs.lsat.generator import generate_lsat
+from solvergym.envs.lsat.generator import evaluate, generate_lsat, worlds_of
 from solvergym.envs.lsat.verify import LSAT
 from solvergym.envs.zebra.generator import generate_zebra
 from solvergym.envs.zebra.verify import ZEBRA

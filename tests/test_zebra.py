@@ -13,51 +13,16 @@ from solvergym.envs.zebra.generator import (
     BUCKETS, CLUE_KINDS, SIZES, ZebraInstance, bucket_of, generate_zebra, puzzle_text, render_clue,
 )
 from solvergym.envs.zebra.verify import ZebraTheory
+from zebra_reference import evaluate_on_worlds, zebra_worlds
 
 
 # ------------------------------------------------------------------ an independent reference
-def _eval(node, houses):
-    """Meaning of a formula on every world at once (numpy), written here, apart from the library."""
-    op = node.op
-    if op == "int":
-        return node.value
-    if op == "name":
-        return houses[node.value]
-    a = [_eval(x, houses) for x in node.args]
-    if op == "+":
-        return a[0] + a[1]
-    if op == "-":
-        return a[0] - a[1]
-    if op == "==":
-        return a[0] == a[1]
-    if op == "!=":
-        return a[0] != a[1]
-    if op == "<":
-        return a[0] < a[1]
-    if op == ">":
-        return a[0] > a[1]
-    if op == "Not":
-        return ~a[0]
-    if op == "And":
-        return np.logical_and.reduce(a)
-    if op == "Or":
-        return np.logical_or.reduce(a)
-    raise AssertionError(op)
-
-
 def brute_force_solutions(inst: ZebraInstance, formulas=None) -> np.ndarray:
     """Boolean mask over every assignment of houses ((N!)^M worlds) that satisfies the clues."""
-    n = inst.n_houses
-    perms = np.array(list(itertools.permutations(range(1, n + 1))))
-    idx = np.array(list(itertools.product(range(len(perms)), repeat=len(inst.attributes))))
-    houses = {}
-    for a, vs in enumerate(inst.values):
-        chosen = perms[idx[:, a]]  # (W, n): house of each value of attribute a
-        for j, t in enumerate(vs):
-            houses[t] = chosen[:, j]
-    ok = np.ones(len(idx), dtype=bool)
+    houses = zebra_worlds(inst)
+    ok = np.ones(len(next(iter(houses.values()))), dtype=bool)
     for f in inst.clue_formulas if formulas is None else formulas:
-        ok &= _eval(parse_formula(f), houses)
+        ok &= evaluate_on_worlds(parse_formula(f), houses)
     return ok
 
 
