@@ -16,6 +16,7 @@ import torch
 
 __all__ = [
     "grpo_advantages",
+    "grpo_step_advantages",
     "reinforce_pp_token_rewards",
     "reinforce_pp_returns",
     "masked_whiten",
@@ -80,13 +81,43 @@ def grpo_advantages(
     return centred.to(rewards.dtype)
 
 
+def grpo_step_advantages(
+    token_rewards: torch.Tensor,
+    step_mask: torch.Tensor,
+    mask: torch.Tensor,
+    group: torch.Tensor,
+    *,
+    eps: float = 1e-6,
+) -> torch.Tensor:
+    """GRPO with process supervision (DeepSeekMath §4.1.3) over an episode's turns.
+
+    Every step (a turn, its reward at the turn's last token where ``step_mask`` is 1) is
+    normalised by the mean and unbiased std of all step rewards of its group,
+    ``r~ = (r - mean R_g) / (std R_g + eps)``, and a token's advantage is the sum of ``r~`` over
+    its own step and the later ones (observation tokens carry it across). With one step per
+    episode this is :func:`grpo_advantages` with ``std="group"``. ``(N, T)``, 0 off ``mask``."""
+    steps = step_mask > 0
+    rows = steps.nonzero(as_tuple=True)[0]
+    r = token_rewards.double()[steps]
+    g = group[rows]
+    mean, std, _ = _group_stats(r, g)
+    norm = torch.zeros_like(token_rewards, dtype=torch.float64)
+    norm[steps] = (r - mean) / (std + eps)
+    return reinforce_pp_returns(norm, mask, 1.0).to(token_rewards.dtype)
+
+
 def reinforce_pp_token_rewards(
-    outcome: torch.Tensor, mask: torch.Tensor, kl: torch.Tensor | None = None, beta: float = 0.0
+    outcome: torch.Tensor, mask: torch.Tensor, kl: torch.Tensor | None = None, beta: float = 0.0,
+    *, turn_rewards: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """REINFORCE++ per-token reward: ``r_t = -beta * KL_t`` on policy tokens, plus the outcome
-    at the last policy token of each sequence (SIRL eq. 4; OpenRLHF ``reinforce``)."""
+    at the last policy token of each sequence (SIRL eq. 4; OpenRLHF ``reinforce``).
+
+    ``turn_rewards`` ``(N, T)``: each turn's reward already at its last policy token (per-turn
+    credit, OpenRLHF's token-level rewards); ``outcome`` is then added at the last policy token on
+    top (a baseline shift, 0 without one)."""
     m = mask.to(outcome.dtype)
-    rewards = torch.zeros_like(m)
+    rewards = torch.zeros_like(m) if turn_rewards is None else turn_rewards.to(outcome.dtype) * m
     if kl is not None and beta:
         rewards = rewards - beta * kl.to(outcome.dtype) * m
     has = m.sum(dim=1) > 0

@@ -10,8 +10,8 @@ the comments (override it on GPUs):
 - ``dapo`` — SAT-RL (Table 8) and the DAPO paper: clip 0.2 / 0.28, dual clip c = 10, token-mean,
   no KL (no reference model is loaded), dynamic sampling of zero-variance groups, soft overlong
   punishment, lr 1e-6, G = 8, temperature 1.0.
-- ``reinforce_pp`` — SIRL: REINFORCE++ (returns of -beta KL_t + outcome, whitened over the global
-  batch), k1 KL in the reward with beta 5e-4 only on the ``<model>`` and ``<python>`` sections
+- ``reinforce_pp`` — SIRL: REINFORCE++ (returns of -beta KL_t + each turn's reward at its last
+  token, whitened over the global batch), k1 KL in the reward with beta 5e-4 only on the ``<model>`` and ``<python>`` sections
   (Partial KL, eq. 5; ``partial_kl="code"`` is the shipped code's variant: from ``<python`` on),
   clip 0.2 / 0.30, lr 1e-6, G = 16 (``run_partialKL.sh``).
 """
@@ -72,6 +72,13 @@ class TrainConfig:
     adv_std: str = "group"  # GRPO: "group" | "batch" | "none" (Dr. GRPO)
     adv_eps: float = 1e-6
     gamma: float = 1.0
+    # which reward a token is credited with in a multi-turn episode: "episode" (the episode's sum,
+    # every token alike), "turn" (each turn's reward at that turn's last policy token; returns run
+    # back across observations: REINFORCE++ as OpenRLHF's token rewards; for GRPO, DeepSeekMath
+    # §4.1.3's process supervision: step rewards normalised over the group, a token's advantage
+    # the sum of the normalised rewards of its step and the later ones), "auto" (turn for
+    # REINFORCE++, episode for GRPO)
+    credit: str = "auto"
 
     # loss
     loss_agg: str = "seq-mean-token-mean"
@@ -91,7 +98,11 @@ class TrainConfig:
     dynamic_sampling: bool = False
     max_gen_batches: int = 4  # generation rounds per step before training on what there is
     overlong: bool = False
-    overlong_max_tokens: int | None = None  # L_max (default max_new_tokens)
+    # "turn": each turn's sampled tokens against the per-turn budget (L_max defaults to
+    # max_new_tokens, which is per turn), paid at that turn's last token; "episode": all of an
+    # episode's sampled tokens against overlong_max_tokens, which must then be given as the total
+    overlong_scope: str = "turn"
+    overlong_max_tokens: int | None = None  # L_max (default max_new_tokens with scope "turn")
     overlong_cache_tokens: int | None = None  # L_cache (default L_max // 4)
     overlong_factor: float = 1.0
 
@@ -110,6 +121,7 @@ class TrainConfig:
             "kl_in": ("loss", "reward"), "loss_agg": ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm"),
             "lr_schedule": ("constant", "cosine"), "rollout_backend": ("hf", "vllm"),
             "mixed_precision": ("auto", "no", "bf16"), "old_logprobs": ("auto", "recompute"),
+            "credit": ("auto", "episode", "turn"), "overlong_scope": ("turn", "episode"),
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
@@ -128,7 +140,17 @@ class TrainConfig:
             raise ValueError("save_every and keep_checkpoints must be >= 0 (0: only at the end / keep all)")
         if self.kl_coef > 0 and self.kl_in == "reward" and self.advantage == "grpo":
             raise ValueError("KL in the reward needs a REINFORCE++ advantage (GRPO uses episode rewards)")
+        if self.overlong and self.overlong_scope == "episode" and not self.overlong_max_tokens:
+            raise ValueError("overlong_scope='episode' compares all of an episode's tokens with a total budget: "
+                             "give it as overlong_max_tokens (max_new_tokens is per turn)")
         return self
+
+    @property
+    def turn_credit(self) -> bool:
+        """Whether tokens are credited with their own turn's reward and the later ones' (``credit``)."""
+        if self.credit == "auto":
+            return self.advantage != "grpo"
+        return self.credit == "turn"
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

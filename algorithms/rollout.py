@@ -14,8 +14,8 @@ first observations are checked to be identical.
 The output tensors (:class:`RolloutBatch`) have a ``loss_mask`` that is 1 only on sampled tokens
 (0 on prompt, observations and padding), the sampler's log-probs, the reward of every env step
 placed on the last token of the turn that earned it, section masks for named tags
-(``<think>``, ``<model>``, ``<python>``...: character offsets -> tokens), per-episode reward
-components, and lengths counted in policy tokens only.
+(``<think>``, ``<model>``, ``<python>``...: character offsets -> tokens), and the episodes
+themselves (reward components, tokens sampled per turn, truncation) for shaping and metrics.
 """
 from __future__ import annotations
 
@@ -37,10 +37,9 @@ class Episode:
     step_rewards: list[tuple[int, float]] = field(default_factory=list)  # (token index, reward)
     components: dict[str, float] = field(default_factory=dict)
     turns: int = 0
+    turn_tokens: list[int] = field(default_factory=list)  # tokens the policy sampled in each turn
     terminated: bool = False
     truncated: bool = False  # by the env's turn budget or the rollout's token budget
-    budget_exhausted: bool = False
-    finish_reasons: list[str] = field(default_factory=list)
     errors: int = 0
     info: dict[str, Any] = field(default_factory=dict)
     instance_id: str = ""
@@ -100,29 +99,16 @@ class RolloutBatch:
     attention_mask: torch.Tensor
     loss_mask: torch.Tensor  # 1 on sampled tokens only
     old_logprobs: torch.Tensor  # sampler log-probs on sampled tokens, 0 elsewhere
-    token_rewards: torch.Tensor  # each env step's reward at the last token of its turn
+    token_rewards: torch.Tensor  # each env step's reward (and its shaping) at the last token of its turn
+    step_mask: torch.Tensor  # 1 at the token each env step's reward sits on
     rewards: torch.Tensor  # (N,) episode reward = sum of step rewards (+ shaping added later)
-    components: dict[str, torch.Tensor]  # (N,) per reward component
     group: torch.Tensor  # (N,)
-    policy_lengths: torch.Tensor  # (N,) sampled tokens per episode
     turns: torch.Tensor
-    truncated: torch.Tensor  # bool (N,)
     section_masks: dict[str, torch.Tensor]
-    episodes: list[Episode]
+    episodes: list[Episode]  # the per-episode facts metrics read (components, truncation, info)
 
     def __len__(self) -> int:
         return self.input_ids.shape[0]
-
-    def select(self, idx: Sequence[int]) -> "RolloutBatch":
-        idx_t = torch.as_tensor(list(idx), dtype=torch.long)
-        return RolloutBatch(
-            **{k: getattr(self, k)[idx_t] for k in (
-                "input_ids", "attention_mask", "loss_mask", "old_logprobs", "token_rewards", "rewards",
-                "group", "policy_lengths", "turns", "truncated")},
-            components={k: v[idx_t] for k, v in self.components.items()},
-            section_masks={k: v[idx_t] for k, v in self.section_masks.items()},
-            episodes=[self.episodes[i] for i in idx],
-        )
 
 
 def _token_strings(tokenizer, ids: list[int]) -> list[str]:
@@ -184,7 +170,7 @@ def rollout(
     ``chat_ids``), all turns batched together; return the finished episodes in group order.
 
     ``max_total_tokens`` bounds each trajectory (prompt + all turns); an episode that reaches it
-    is stopped and marked ``truncated`` / ``budget_exhausted`` with the rewards earned so far.
+    is stopped and marked ``truncated`` with the rewards earned so far.
     ``envs`` may pass in envs to reuse (one per episode); otherwise ``make_env`` builds them.
     ``instances`` (one per seed) makes each group evaluate a given instance instead of drawing one.
     """
@@ -219,7 +205,7 @@ def rollout(
         budget = [max_total_tokens - len(episodes[i].token_ids) for i in active]
         for i, b in zip(list(active), budget):
             if b <= 0:
-                episodes[i].truncated = episodes[i].budget_exhausted = True
+                episodes[i].truncated = True
         active = [i for i in active if not episodes[i].done]
         if not active:
             break
@@ -233,7 +219,7 @@ def rollout(
             ep.token_ids += toks
             ep.loss_mask += [1] * len(toks)
             ep.logprobs += lps
-            ep.finish_reasons.append(c.finish_reason)
+            ep.turn_tokens.append(len(toks))
             env = envs[i]
             obs, reward, terminated, truncated, info = env.step(c.text)
             ep.turns += 1
@@ -249,7 +235,7 @@ def rollout(
                 ep.loss_mask += [0] * len(obs_ids)
                 ep.logprobs += [0.0] * len(obs_ids)
                 if len(ep.token_ids) >= max_total_tokens:
-                    ep.truncated = ep.budget_exhausted = True
+                    ep.truncated = True
         active = [i for i in active if not episodes[i].done]
     return episodes
 
@@ -264,6 +250,7 @@ def collate(episodes: list[Episode], *, pad_id: int, section_tags: Sequence[str]
     mask = torch.zeros((n, width), dtype=torch.long)
     lps = torch.zeros((n, width), dtype=torch.float32)
     trew = torch.zeros((n, width), dtype=torch.float32)
+    steps = torch.zeros((n, width), dtype=torch.long)
     sections = {t: torch.zeros((n, width), dtype=torch.long) for t in section_tags}
     sections.update({f"{t}+": torch.zeros((n, width), dtype=torch.long) for t in to_end_tags})
     for i, e in enumerate(episodes):
@@ -274,6 +261,7 @@ def collate(episodes: list[Episode], *, pad_id: int, section_tags: Sequence[str]
         lps[i, :L] = torch.tensor(e.logprobs)
         for t_idx, r in e.step_rewards:
             trew[i, t_idx] += r
+            steps[i, t_idx] = 1
         if section_tags or to_end_tags:
             strings = _token_strings(tokenizer, e.token_ids)
             for t in section_tags:
@@ -282,14 +270,9 @@ def collate(episodes: list[Episode], *, pad_id: int, section_tags: Sequence[str]
                 # only the response counts: the prompt may mention the tag
                 resp = section_mask(strings[e.prompt_len:], t, to_end=True)
                 sections[f"{t}+"][i, e.prompt_len:L] = torch.tensor(resp, dtype=torch.long)
-    keys = sorted({k for e in episodes for k in e.components})
-    comps = {k: torch.tensor([e.components.get(k, 0.0) for e in episodes]) for k in keys}
     return RolloutBatch(
-        input_ids=ids, attention_mask=attn, loss_mask=mask, old_logprobs=lps, token_rewards=trew,
-        rewards=torch.tensor([e.reward for e in episodes], dtype=torch.float32), components=comps,
-        group=torch.tensor([e.group for e in episodes]),
-        policy_lengths=torch.tensor([e.policy_tokens for e in episodes]),
-        turns=torch.tensor([e.turns for e in episodes]),
-        truncated=torch.tensor([e.truncated for e in episodes]),
+        input_ids=ids, attention_mask=attn, loss_mask=mask, old_logprobs=lps, token_rewards=trew, step_mask=steps,
+        rewards=torch.tensor([e.reward for e in episodes], dtype=torch.float32),
+        group=torch.tensor([e.group for e in episodes]), turns=torch.tensor([e.turns for e in episodes]),
         section_masks=sections, episodes=episodes,
     )

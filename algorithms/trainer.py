@@ -3,11 +3,13 @@
 Read top to bottom, one iteration is:
 
 1. ``collect``: rollouts of ``prompts_per_step`` instances x ``group_size`` samples (each process
-   runs its share; groups stay whole), DAPO's soft overlong punishment added to the rewards, and
-   with dynamic sampling, groups whose rewards are all equal dropped and more generated (up to
-   ``max_gen_batches`` rounds; then it warns and trains on what it has).
+   runs its share; groups stay whole), DAPO's soft overlong punishment added to the rewards (per
+   turn, at each turn's last token), and with dynamic sampling, groups whose rewards are all equal
+   dropped and more generated (up to ``max_gen_batches`` rounds; then it warns and trains on what
+   it has).
 2. ``update``: old log-probs (and reference log-probs when beta > 0) recomputed on the batch,
-   advantages (GRPO or REINFORCE++ over the *global* batch), then ``ppo_epochs`` passes of
+   advantages (GRPO or REINFORCE++ over the *global* batch; ``credit``: the episode's reward for
+   every token, or each turn's reward for its own and the earlier tokens), then ``ppo_epochs`` passes of
    ``mini_batches`` optimizer steps of the clipped surrogate, aggregated so that the sum over
    micro-batches and processes is exactly the global aggregate (the normaliser is counted once
    per optimizer step over every process and micro-batch).
@@ -32,7 +34,8 @@ import torch
 
 from ..agents.models import cache_kwarg
 from .advantages import (
-    grpo_advantages, group_mean_baseline, masked_whiten, reinforce_pp_returns, reinforce_pp_token_rewards,
+    grpo_advantages, grpo_step_advantages, group_mean_baseline, masked_whiten, reinforce_pp_returns,
+    reinforce_pp_token_rewards,
 )
 from .config import TrainConfig
 from .dapo import group_has_signal, overlong_penalty
@@ -266,18 +269,27 @@ class Trainer:
         return list(instances)[self.rank * self.local_groups:(self.rank + 1) * self.local_groups]
 
     def _shape_rewards(self, episodes) -> None:
-        """DAPO's soft overlong punishment as a reward component (policy tokens only)."""
+        """DAPO's soft overlong punishment (eq. 13) as a reward component, on policy tokens only.
+
+        ``overlong_scope="turn"`` (default): each turn's sampled tokens against the per-turn budget
+        (``max_new_tokens`` is per turn), the penalty at that turn's last token, summed in the
+        component. Comparing the sum over turns with the per-turn budget would punish tool use
+        itself: a tool call and an answer of 150 tokens each lost 1.0 under DAPO's 256. ``"episode"``:
+        all sampled tokens against ``overlong_max_tokens`` given as the episode's total."""
         cfg = self.cfg
         if not cfg.overlong:
             return
         lmax = cfg.overlong_max_tokens or cfg.max_new_tokens
         cache = cfg.overlong_cache_tokens or max(1, lmax // 4)
-        lengths = torch.tensor([ep.policy_tokens for ep in episodes])
-        pen = overlong_penalty(lengths, lmax, cache, cfg.overlong_factor)
-        for ep, p in zip(episodes, pen.tolist()):
-            ep.components["overlong"] = p
-            last = max(i for i, m in enumerate(ep.loss_mask) if m) if ep.policy_tokens else len(ep.token_ids) - 1
-            ep.step_rewards.append((last, p))
+        for ep in episodes:
+            if cfg.overlong_scope == "episode":
+                lengths, ends = [ep.policy_tokens], [ep.step_rewards[-1][0] if ep.step_rewards else len(ep.token_ids) - 1]
+            else:
+                lengths, ends = ep.turn_tokens, [t for t, _ in ep.step_rewards[:len(ep.turn_tokens)]]
+            pen = overlong_penalty(torch.tensor(lengths, dtype=torch.long), lmax, cache, cfg.overlong_factor).tolist()
+            for end, p in zip(ends, pen):
+                ep.step_rewards.append((end, p))
+            ep.components["overlong"] = float(sum(pen))
 
     def _keep(self, episodes) -> list:
         g = self.cfg.group_size
@@ -379,6 +391,12 @@ class Trainer:
         cfg = self.cfg
         mask = batch.loss_mask.float()
         if cfg.advantage == "grpo":
+            if cfg.turn_credit:
+                if cfg.adv_std != "group":
+                    raise ValueError("credit='turn' with GRPO normalises step rewards within the group "
+                                     "(DeepSeekMath §4.1.3): it needs adv_std='group'")
+                return grpo_step_advantages(batch.token_rewards, batch.step_mask, batch.loss_mask, batch.group,
+                                            eps=cfg.adv_eps) * mask
             a = grpo_advantages(batch.rewards, batch.group, std=cfg.adv_std, eps=cfg.adv_eps, reduce=self.reduce_sum)
             return a[:, None] * mask
         outcome = batch.rewards
@@ -387,7 +405,13 @@ class Trainer:
         kl = None
         if cfg.kl_coef > 0 and cfg.kl_in == "reward" and ref_logp is not None:
             kl = kl_estimate(old_logp, ref_logp, cfg.kl_estimator) * kl_mask
-        rewards = reinforce_pp_token_rewards(outcome, batch.loss_mask, kl, cfg.kl_coef)
+        if cfg.turn_credit:
+            # each turn's reward at its last token; the baseline (if any) comes off at the end
+            shift = outcome - batch.rewards
+            rewards = reinforce_pp_token_rewards(shift, batch.loss_mask, kl, cfg.kl_coef,
+                                                 turn_rewards=batch.token_rewards)
+        else:
+            rewards = reinforce_pp_token_rewards(outcome, batch.loss_mask, kl, cfg.kl_coef)
         returns = reinforce_pp_returns(rewards, batch.loss_mask, cfg.gamma)
         return masked_whiten(returns, batch.loss_mask, reduce=self.reduce_sum)
 

@@ -10,7 +10,9 @@ Helpers return ``None`` when nothing was found; they never raise on any ``str`` 
 The formats (all from the seed papers):
 
 - ``\\boxed{...}``: SATURN §2.4 (the last box counts; braces inside are balanced).
-- fenced blocks ```` ```answer ... ``` ```` and ```` ```idk ``` ````: SAT-RL §3.4.
+- fenced blocks ```` ```answer ... ``` ```` and ```` ```idk ``` ````: SAT-RL §3.4; for a yes/no
+  question also the bare ```` ```yes``` ```` / ```` ```no``` ```` that SAT-RL's own transcripts
+  end with (App. E.1), when the caller asks for them (``bare=DECISION_WORDS``).
 - ``<answer>...</answer>`` and other tag sections (``<think>``, ``<tool_call>``, ``<model>``...):
   Spring App. E, SIRL.
 """
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "DEFAULT_MAX_ACTION_CHARS",
+    "DECISION_WORDS",
     "Fenced",
     "Section",
     "last_boxed",
@@ -28,6 +31,7 @@ __all__ = [
     "fenced_blocks",
     "last_fenced",
     "final_answer_block",
+    "is_final_answer",
     "tag_sections",
     "last_tag",
 ]
@@ -127,17 +131,38 @@ def last_fenced(text: str, infos: tuple[str, ...] | str) -> Fenced | None:
     return found
 
 
-def final_answer_block(text: str) -> tuple[str, str] | None:
-    """SAT-RL's final answer (§3.4): the last ```` ```answer ...``` ```` or ```` ```idk``` ````.
+#: The bare final answers of a yes/no question: SAT-RL App. E.1's transcript ends with ```yes```.
+DECISION_WORDS: tuple[str, ...] = ("yes", "no")
 
-    Returns ``("answer", body)`` or ``("idk", "")``; ``("idk", "")`` too for an answer block whose
-    body is just ``idk``. ``None`` when neither appears.
+
+def is_final_answer(block: Fenced, bare: tuple[str, ...] = ()) -> bool:
+    """Whether ``block`` is a final answer: ```` ```answer ...``` ````, ```` ```idk``` ````, or a
+    fence holding one word of ``bare`` and nothing else (```` ```yes``` ````, ```` ```No\n``` ````).
+
+    A fence with no info string (```` ```\nyes\n``` ````) or with more after the word
+    (```` ```yes it is``` ````, ```` ```yes.``` ````) is an ordinary code block."""
+    return block.info in ("answer", "idk") or (block.info in bare and not block.body)
+
+
+def final_answer_block(text: str, *, bare: tuple[str, ...] = ()) -> tuple[str, str] | None:
+    """SAT-RL's final answer (§3.4): the last ```` ```answer ...``` ```` or ```` ```idk``` ```` (or
+    bare ```` ```<word>``` ```` for a word of ``bare``, see :func:`is_final_answer`).
+
+    Returns ``("answer", body)`` (a bare fence gives ``("answer", word)``) or ``("idk", "")``;
+    ``("idk", "")`` too for an answer block whose body is just ``idk``. ``None`` when none
+    appears. Fences pair left to right (:func:`fenced_blocks`), so a fence inside a code block
+    is part of that block, and of several final answers the last one counts.
     """
-    block = last_fenced(text, ("answer", "idk"))
+    block = None
+    for b in fenced_blocks(text):
+        if is_final_answer(b, bare):
+            block = b
     if block is None:
         return None
     if block.info == "idk" or block.body.strip().strip("`'\"").lower() == "idk":
         return ("idk", "")
+    if block.info != "answer":
+        return ("answer", block.info)
     return ("answer", block.body)
 
 

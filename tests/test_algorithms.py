@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from solvergym.algorithms.advantages import (
-    grpo_advantages, group_mean_baseline, masked_whiten, reinforce_pp_returns, reinforce_pp_token_rewards,
+    grpo_advantages, grpo_step_advantages, group_mean_baseline, masked_whiten, reinforce_pp_returns,
+    reinforce_pp_token_rewards,
 )
 from solvergym.algorithms.config import PRESETS, make_config, parse_overrides
 from solvergym.algorithms.dapo import frac_zero_std, group_has_signal, overlong_penalty
@@ -47,6 +48,36 @@ def test_reinforce_pp_returns_cross_observation_spans():
     # the observation spans do not reset the running return
     assert torch.allclose(g, torch.tensor([[0, 0.75, 0.80, 0, 0, 0.85, 0, 0.90, 0.95, 0]]))
     assert torch.allclose(reinforce_pp_returns(rewards, mask, gamma=0.5)[0, 7], torch.tensor(-0.05 + 0.5 * 0.95))
+
+
+def test_per_turn_rewards_reach_their_own_and_earlier_tokens():
+    # two turns: policy (1,2) | obs (3) | policy (4,5); turn rewards at 2 and 5
+    mask = torch.tensor([[0, 1, 1, 0, 1, 1], [0, 1, 1, 0, 1, 1]])
+    turns = torch.tensor([[0, 0, 1.0, 0, 0, 0.0], [0, 0, 0.0, 0, 0, 1.0]])  # equal sums, other orders
+    r = reinforce_pp_token_rewards(torch.zeros(2), mask, turn_rewards=turns)
+    g = reinforce_pp_returns(r, mask)
+    assert torch.equal(g, torch.tensor([[0, 1.0, 1.0, 0, 0, 0], [0, 1.0, 1.0, 0, 1.0, 1.0]]))
+    # a baseline shift lands on the last policy token, as the outcome does
+    r = reinforce_pp_token_rewards(torch.tensor([-0.5, -0.5]), mask, turn_rewards=turns)
+    assert torch.equal(r[:, 5], torch.tensor([-0.5, 0.5]))
+
+
+def test_grpo_with_process_supervision():
+    # DeepSeekMath §4.1.3: one group of two episodes, two steps each, step rewards 1, 0 | 0, 1
+    mask = torch.tensor([[0, 1, 1, 0, 1, 1], [0, 1, 1, 0, 1, 1]])
+    steps = torch.tensor([[0, 0, 1, 0, 0, 1], [0, 0, 1, 0, 0, 1]])
+    turns = torch.tensor([[0, 0, 1.0, 0, 0, 0.0], [0, 0, 0.0, 0, 0, 1.0]])
+    a = grpo_step_advantages(turns, steps, mask, torch.tensor([0, 0]), eps=0.0)
+    # R = {1, 0, 0, 1}: mean 0.5, unbiased std sqrt(1/3), so r~ = +-z; a token's advantage sums the
+    # r~ of its step and the later ones: turn 1 z - z = 0 in both, turn 2 -z (A) and +z (B)
+    z = 0.5 / math.sqrt(1 / 3)
+    assert torch.allclose(a, torch.tensor([[0, 0, 0, 0, -z, -z], [0, 0, 0, 0, z, z]]), atol=1e-5)
+    # one step per episode: plain GRPO with the group std
+    last = torch.tensor([[0, 0, 0, 0, 0, 1]] * 4)
+    one = grpo_step_advantages(torch.tensor([[0, 0, 0, 0, 0, r] for r in (1.0, 0.0, 0.0, 1.0)]), last,
+                               torch.tensor([[0, 1, 1, 0, 1, 1]] * 4), torch.tensor([0, 0, 0, 0]), eps=0.0)
+    want = grpo_advantages(torch.tensor([1.0, 0.0, 0.0, 1.0]), torch.tensor([0, 0, 0, 0]), eps=0.0)
+    assert torch.allclose(one[:, 1], want) and torch.allclose(one[:, 5], want)
 
 
 def test_reinforce_pp_truncated_sample_and_whitening():

@@ -1,4 +1,5 @@
 """The text-env contract of envs/base.py, checked on every registered env."""
+import dataclasses
 import json
 import subprocess
 import sys
@@ -203,6 +204,9 @@ def test_instances_round_trip_json(env_id):
         inst = env.instance
         again = type(inst).from_json(inst.to_json())
         assert again == inst and again.to_json() == inst.to_json()
+        # to_json skips asdict's copy; the text (and so instance_id) is the one asdict gives
+        assert inst.to_json() == json.dumps(dataclasses.asdict(inst), sort_keys=True, separators=(",", ":"),
+                                            ensure_ascii=False)
 
 
 def test_readme_lists_every_env_and_the_two_commands():

@@ -280,3 +280,37 @@ def test_fuzzed_actions_never_raise(text, env_id, mode, warm):
 
 
 _envs = {(i, m): gym.make(i, mode=m).unwrapped for i in IDS for m in MODES}
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_empty_reasoning_breaks_the_format(env_id):
+    """Spring App. E marks ``reasoning`` mandatory: the right answer with ``"reasoning": []`` used
+    to earn 1.15 of 1.55 (r_format 1 and Def. 6 over no steps); it is a format issue now."""
+    env = gym.make(env_id).unwrapped
+    for seed in range(3):
+        env.reset(seed=seed)
+        answer = env.family.gold_answer(env.instance)
+        assert answer["reasoning"] == []
+        obs, r, term, trunc, info = env.step(format_answer(answer))
+        assert info["correct"] and info["signals"]["r_parsed"] == 1.0
+        assert info["signals"]["r_format"] == 0.0 and '"reasoning" is empty' in "; ".join(info["format_issues"])
+        assert info["reward_components"]["format"] == 0.0
+        assert r == pytest.approx(0.15 + 0.60 + 0.30)  # parsed, accuracy, consistency; no novelty
+    # step mode: premises, then the solution with no step in between, pays the same
+    step = gym.make(env_id, mode="step").unwrapped
+    step.reset(seed=0)
+    env.reset(seed=0)
+    answer = env.family.gold_answer(env.instance)
+    premises = {k: v for k, v in answer.items() if k not in ("reasoning", "solution")}
+    paid = 0.0
+    for action in (format_answer(premises), format_answer(env.family.solution_only(answer))):
+        obs, r, term, trunc, info = step.step(action)
+        paid += r
+    assert term and info["trace_components"]["format"] == 0.0
+    assert info["trace_components"] == pytest.approx(env.score(format_answer(answer)).components, abs=1e-12)
+    assert paid == pytest.approx(0.15 + 0.60 + 0.30)
+    # OR-NL asks for the solution only: no reasoning is the format it asks for
+    nl = gym.make(env_id, reward="or_nl").unwrapped
+    nl.reset(seed=0)
+    obs, r, *_, info = nl.step(nl.oracle_action())
+    assert r == pytest.approx(0.75) and info["signals"]["r_format"] == 1.0

@@ -3,8 +3,11 @@ import copy
 import json
 from pathlib import Path
 
+import gymnasium as gym
 import pytest
 
+import solvergym  # noqa: F401
+from solvergym.envs.knights.verify import KNIGHTS
 from solvergym.envs.logic_steps.check_trace import add_cli, check_trace, main as check_main
 from solvergym.envs.logic_steps.env import format_answer, gold_steps, gold_trace
 from solvergym.envs.logic_steps.metrics import summarize, trace_row
@@ -64,7 +67,7 @@ def test_aggregation_choices():
 def test_gold_trace_gets_the_maximum():
     res = score(RECORDS["gold"]["output"])
     assert res.reward == pytest.approx(1.55) and res.correct
-    assert res.metrics == {"puzzle_acc": 1.0, "cell_acc": 1.0}
+    assert res.metrics == {"puzzle_acc": 1.0, "cell_acc": 1.0, "cells_right": 9, "cells_total": 9}
     assert (res.r_parsed, res.r_format, res.r_accuracy, res.r_consistency, res.r_novel, res.r_contra) == (1, 1, 1, 1, 1, 0)
     assert res.n_entries == 10 and res.n_parsed == 5 and res.error_type == "correct"
     assert [v.formula for v in res.steps] == ["Alice == 1", "dog == 1", "coffee == 1", "Bob == 2", "cat == 2"]
@@ -197,3 +200,55 @@ def test_gold_steps_are_novel_and_replayable():
     assert steps and all(isinstance(s, str) and isinstance(f, str) for s, f in steps)
     res = score(format_answer(gold_trace(ZEBRA, ABC, steps)))
     assert res.n_novel == len(steps) == res.n_formal
+
+
+# ------------------------------------------------------------------ App. B.2: micro-averaged accuracies
+def test_cell_acc_is_over_all_cells_of_all_puzzles(tmp_path, capsys):
+    """Spring App. B.2 (b): Cell Acc = sum_i right cells_i / sum_i M_i, so a solved 2x2 and a 6x6
+    with no cell right is 4/40 = 0.10 (the mean of the per-puzzle ratios would say 0.50)."""
+    small = gym.make("SolverZebra-v0", n_houses=2, n_attributes=2).unwrapped
+    small.reset(seed=0)
+    big = gym.make("SolverZebra-v0", n_houses=6, n_attributes=6).unwrapped
+    big.reset(seed=0)
+    wrong = ZEBRA.gold_answer(big.instance)
+    rows = wrong["solution"]["rows"]
+    # every house gets the next house's values: all 36 cells wrong, the table still well formed
+    wrong["solution"]["rows"] = [[r[0]] + rows[(h + 1) % 6][1:] for h, r in enumerate(rows)]
+    traces = tmp_path / "mixed.jsonl"
+    traces.write_text("".join(json.dumps(rec) + "\n" for rec in (
+        {"id": "2x2", "instance": small.instance.to_dict(), "output": small.oracle_action()},
+        {"id": "6x6", "instance": big.instance.to_dict(), "output": format_answer(wrong)})))
+    report = check_trace("SolverZebra-v0", traces, tmp_path / "mixed.report.json")
+    summary = report["summary"]
+    assert summary["all"]["cell_acc"] == pytest.approx(4 / 40)
+    by_id = {t["id"]: t for t in report["traces"]}
+    assert (by_id["2x2"]["cells_right"], by_id["2x2"]["cells_total"]) == (4, 4)
+    assert (by_id["6x6"]["cells_right"], by_id["6x6"]["cells_total"]) == (0, 36)
+    assert by_id["6x6"]["cell_acc"] == 0.0 and by_id["2x2"]["cell_acc"] == 1.0
+    assert summary["all"]["cell_acc_macro"] == pytest.approx(0.5)
+    assert summary["all"]["puzzle_acc"] == pytest.approx(0.5)
+    assert summary["solved"]["cell_acc"] == 1.0 and summary["failed"]["cell_acc"] == 0.0
+    printed = capsys.readouterr().out
+    header = next(line for line in printed.splitlines() if line.startswith("traces") and "cell_acc" in line)
+    row = next(line for line in printed.splitlines() if line.startswith("all "))
+    col = header.split().index("cell_acc")
+    assert row.split()[col] == "0.100"
+    # a trace without a usable solution still counts its puzzle's cells (Table 8: Cell Acc = 0)
+    missing = score("no answer at all")
+    assert (missing.metrics["cells_right"], missing.metrics["cells_total"]) == (0, 9)
+
+
+def test_person_acc_is_over_all_persons_of_all_puzzles():
+    """Spring App. B.2 (e): Person Acc = sum_i right identities_i / sum_i M_i."""
+    two = gym.make("SolverKnights-v0", n_people=2).unwrapped
+    two.reset(seed=0)
+    eight = gym.make("SolverKnights-v0", n_people=8).unwrapped
+    eight.reset(seed=0)
+    flipped = KNIGHTS.gold_answer(eight.instance)
+    flipped["solution"] = {n: ("knave" if r == "knight" else "knight") for n, r in flipped["solution"].items()}
+    rows = [trace_row(two.score(two.oracle_action())), trace_row(eight.score(format_answer(flipped)))]
+    s = summarize(rows)["all"]
+    assert s["person_acc"] == pytest.approx(2 / 10) and s["person_acc_macro"] == pytest.approx(0.5)
+    assert (rows[0]["persons_right"], rows[0]["persons_total"]) == (2, 2)
+    assert (rows[1]["persons_right"], rows[1]["persons_total"]) == (0, 8)
+    assert s["puzzle_acc"] == pytest.approx(0.5)

@@ -100,7 +100,8 @@ def test_app_a3_knights_examples():
         v = s.add_step(text, k, f)
         assert v.valid and not v.contradictory, f
     res = s.finish({"solution": {"A": "knave", "B": "knight", "C": "knave"}}, format_ok=True)
-    assert res.correct and res.metrics == {"puzzle_acc": 1.0, "person_acc": 1.0}
+    assert res.correct and res.metrics == {"puzzle_acc": 1.0, "person_acc": 1.0,
+                                           "persons_right": 3, "persons_total": 3}
     # Def. 6 over every extracted step: the contradictory "Knight(A)" cannot coexist with F
     assert res.consistent is False
     s2 = session(KNIGHTS, KNK, consistency_over="accepted")

@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from solvergym.envs.parsing import (
-    all_boxed, fenced_blocks, final_answer_block, last_boxed, last_fenced, last_tag, tag_sections,
+    DECISION_WORDS, all_boxed, fenced_blocks, final_answer_block, last_boxed, last_fenced, last_tag, tag_sections,
 )
 
 
@@ -37,6 +37,35 @@ def test_all_boxed_in_order():
 ])
 def test_final_answer_block(text, want):
     assert final_answer_block(text) == want
+
+
+@pytest.mark.parametrize("text, want", [
+    # SAT-RL's own transcripts (App. E.1) end with a bare fence
+    ("```yes```", ("answer", "yes")),
+    ("```no```", ("answer", "no")),
+    ("```No\n```", ("answer", "no")),
+    ("```idk```", ("idk", "")),
+    # several final blocks: the last one counts, bare or not
+    ("```yes``` then ```answer no```", ("answer", "no")),
+    ("```answer no``` then ```yes```", ("answer", "yes")),
+    ("```no``` ```idk```", ("idk", "")),
+    # a fence with more in it is not a bare answer: ```yes it is``` or an unlabelled block
+    ("```answer no``` ```yes it is```", ("answer", "no")),
+    ("```\nyes\n```", None),
+    ("```yes.```", None),
+    # fences pair left to right, so a bare fence inside a code block is code, not an answer
+    ("```python\nprint('```yes```')\n```", None),
+    ("```python\nprint('```yes```')\n``` ```no```", ("answer", "no")),
+])
+def test_final_answer_block_bare_decisions(text, want):
+    assert final_answer_block(text, bare=DECISION_WORDS) == want
+
+
+def test_bare_words_are_opt_in():
+    # a task whose answer is not yes/no (SATURN's bits) keeps reading only ```answer``` / ```idk```
+    for text in ("```yes```", "```no```", "```No\n```"):
+        assert final_answer_block(text) is None
+    assert final_answer_block("```answer no``` then ```yes```") == ("answer", "no")
 
 
 def test_fenced_blocks_pair_left_to_right():

@@ -1,3 +1,4 @@
+import copy
 import json
 from pathlib import Path
 
@@ -183,3 +184,111 @@ def test_step_never_raises_on_arbitrary_input_satbench(action, seed):
     assert r == pytest.approx(sum(info["reward_components"].values()))
     if info["reward_components"]["format"] == 0.0:
         assert info["error"]
+
+
+def test_bare_yes_no_fences_are_final_answers():
+    """SAT-RL App. E.1's transcript ends with a bare ```yes```: read as ```answer yes```, same rewards."""
+    eps = 0.1
+    rows = [
+        ("<think>sat</think>\n```yes```", True, 0.1, 1.0),
+        ("```no```", False, 0.1, 1.0),
+        ("```yes```", False, 0.1, -1.0 - eps),
+        ("```No\n```", True, 0.1, -1.0 - eps),
+        ("```answer yes``` on second thought ```no```", False, 0.1, 1.0),  # the last block counts
+        ("```no``` on second thought ```answer yes```", True, 0.1, 1.0),
+        ("```yes``` but ```idk```", True, 0.1, 0.0),
+        ("```\nyes\n```", True, 0.0, 0.0),  # an unlabelled code block is not an answer
+        ("```python\nprint('```yes```')\n```", True, 0.0, 0.0),  # inside code: fences pair left to right
+    ]
+    for text, label, fmt, corr in rows:
+        v = decision_reward(text, label, eps=eps)
+        assert v.components == {"format": fmt, "correct": pytest.approx(corr)}, text
+    assert parse_decision("```yes```") == ("yes", "") and parse_decision("```NO```") == ("no", "")
+    for label in (True, False):
+        env = gym.make("SolverSATBench-v0", sat_ratio=float(label)).unwrapped
+        env.reset(seed=0)
+        word = "yes" if label else "no"
+        _, bare, term, _, info = env.step(f"The solver says so.\n```{word}```")
+        env.reset(seed=0)
+        _, labelled, *_ = env.step(f"```answer {word}```")
+        assert term and info["answer"] == word and bare == labelled == pytest.approx(1.1)
+
+
+# ------------------------------------------------------------------ group resets: validate once
+@pytest.fixture
+def drup_checks(monkeypatch):
+    """Every DRUP proof check the library runs (the real check; only counted)."""
+    import solvergym.envs.sat.verify as verify
+
+    calls = []
+    real = verify.check_drup
+
+    def counted(clauses, proof):
+        calls.append(len(proof))
+        return real(clauses, proof)
+
+    monkeypatch.setattr(verify, "check_drup", counted)
+    return calls
+
+
+def test_group_followers_do_not_recheck_the_leaders_drup_proof(drup_checks):
+    """A GRPO group (algorithms/rollout.py) resets its 7 followers with the leader's instance
+    object: its UNSAT proof was checked 7 times per group, once per follower."""
+    envs = [gym.make("SolverSATBench-v0", sat_ratio=0.0) for _ in range(8)]
+    first_obs, _ = envs[0].reset(seed=0)
+    leader = envs[0].unwrapped.instance
+    assert not leader.satisfiable and leader.proof
+    for env in envs[1:]:
+        obs, info = env.reset(seed=0, options={"instance": leader})
+        assert obs == first_obs and info["instance_id"] == leader.instance_id
+    assert drup_checks == []
+    # what comes from outside (a dict, JSON text) is checked once; the object it became is not again
+    envs[0].reset(seed=1, options={"instance": leader.to_json()})
+    loaded = envs[0].unwrapped.instance
+    for env in envs[1:]:
+        env.reset(seed=1, options={"instance": loaded})
+    assert len(drup_checks) == 1
+    # the mark is not part of the instance: same dict, JSON, equality and id
+    assert loaded == leader and loaded.to_dict() == leader.to_dict() and loaded.instance_id == leader.instance_id
+    # a changed instance is validated again: a copy with one more (ignored) deletion line ...
+    changed = copy.deepcopy(loaded)
+    changed.proof = changed.proof + ["d 1 0"]
+    envs[1].reset(options={"instance": changed})
+    assert len(drup_checks) == 2
+    envs[2].reset(options={"instance": changed})
+    assert len(drup_checks) == 2
+    # ... and one whose proof was emptied in place is rejected
+    changed.proof.clear()
+    with pytest.raises(ValueError, match="DRUP proof"):
+        envs[3].reset(options={"instance": changed})
+    changed.satisfiable = True
+    with pytest.raises(ValueError, match="model"):
+        envs[3].reset(options={"instance": changed})
+
+
+def test_tool_env_followers_do_not_recheck_the_drup_proof(drup_checks):
+    """SolverTool-v0 wraps the SAT-Bench instance: its followers coerced the wrapped problem dict
+    and checked its proof once each."""
+    envs = [gym.make("SolverTool-v0", sat_ratio=0.0) for _ in range(8)]
+    first_obs, _ = envs[0].reset(seed=0)
+    leader = envs[0].unwrapped.instance
+    problem = envs[0].unwrapped._task_instance()
+    assert not problem.satisfiable and problem.proof
+    for env in envs[1:]:
+        obs, info = env.reset(seed=0, options={"instance": leader})
+        assert obs == first_obs and env.unwrapped._task_instance() == problem
+    assert drup_checks == []
+    # a bare task instance (the SAT-Bench dataclass) is not checked again either
+    for env in envs[1:]:
+        env.reset(seed=0, options={"instance": problem})
+    assert drup_checks == []
+    # a ToolInstance whose problem dict was changed is validated again
+    changed = copy.deepcopy(leader)
+    changed.problem["proof"] = changed.problem["proof"] + ["d 1 0"]
+    envs[1].reset(seed=0, options={"instance": changed})
+    assert len(drup_checks) == 1 and envs[1].unwrapped._task_instance().proof[-1] == "d 1 0"
+    changed.problem["proof"] = []
+    with pytest.raises(ValueError, match="DRUP proof"):
+        envs[2].reset(seed=0, options={"instance": changed})
+    for env in envs:
+        env.close()

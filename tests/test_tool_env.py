@@ -354,3 +354,30 @@ def test_sat_rl_sft_dataset(tmp_path):
         assert "<tool_call>" in r["messages"][1]["content"] and r["messages"][2]["content"].startswith("<tool_response>")
         assert f"`{r['solver']}`" in r["messages"][0]["content"]
     assert json.loads((tmp_path / "a" / "manifest.json").read_text())["files"] == m1["files"]
+
+
+def test_bare_yes_no_fence_ends_the_episode_like_answer_yes():
+    """SAT-RL App. E.1's own transcript: a z3 call, then a bare ```yes```; App. E.1 scores it
+    format 0.1, correctness 1.0, tool 0.1, equivalence 1.0, as ```answer yes```."""
+    env = e1_env("z3")
+    obs, *_ = env.step(call(E1_PROGRAM))
+    _, r, term, _, info = env.step("<think>\nThe solver returned sat.\n</think>\n```yes```")
+    assert term and info["answer"] == "yes" and info["reward_components"] == FULL
+    # the tool call and the bare answer in one turn: the call runs, then the answer counts
+    env.reset(seed=0, options={"instance": E1})
+    _, r, term, _, info = env.step(call(E1_PROGRAM) + "\n```yes```")
+    assert term and info["reward_components"] == FULL and info["tool_calls"] == 1
+    # a bare ```yes``` inside the program is code: the turn is a tool call, not an answer
+    env.reset(seed=0, options={"instance": E1})
+    obs, r, term, _, info = env.step(call("print('```yes```')"))
+    assert not term and obs.startswith("<tool_response>\nstdout: ```yes```")
+    env.reset(seed=0, options={"instance": E1})
+    _, r, term, _, info = env.step("```no```")
+    assert term and r == pytest.approx(0.1 - 1.1) and info["answer"] == "no"
+    env.close()
+    # SATURN's task answers with bits: a bare ```yes``` there is no answer, as before
+    sat = SolverToolEnv("sat", tool_sampling=False, solver="z3", n=3, k=6, l=12)
+    sat.reset(seed=3)
+    _, r, term, _, info = sat.step("```yes```")
+    assert not term and r == 0.0 and "no <tool_call>" in info["error"]
+    sat.close()

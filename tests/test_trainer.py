@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import gymnasium as gym
 import pytest
 import torch
 
@@ -15,6 +16,7 @@ import toy_env  # noqa: E402
 from solvergym.algorithms.config import make_config  # noqa: E402
 from solvergym.algorithms.rollout import collate  # noqa: E402
 from solvergym.algorithms.trainer import LossInputs, Trainer, policy_loss, token_logprobs  # noqa: E402
+from solvergym.envs.logic_steps.env import format_answer  # noqa: E402
 
 toy_env.register()
 TINY = dict(env="TestLetter-v0", env_kwargs={"turns": 2}, steps=1, prompts_per_step=2, group_size=2,
@@ -213,3 +215,91 @@ def test_shared_prefix_forward_is_the_plain_forward(lora, tmp_path):
     if lora:
         assert (got[True][2] - got[False][2])[mask].abs().max() < 1e-4
         assert (got[True][2] - got[True][0])[mask].abs().max() > 1e-3  # adapters were off
+
+
+def _spans(row_mask):
+    """(start, end) of each run of policy tokens in a loss-mask row."""
+    out, start = [], None
+    for i, m in enumerate(row_mask + [0]):
+        if m and start is None:
+            start = i
+        elif not m and start is not None:
+            out.append((start, i))
+            start = None
+    return out
+
+
+@pytest.mark.slow
+def test_dapo_overlong_shaping_is_per_turn_on_the_tool_env(tmp_path):
+    """DAPO's L_max is the per-turn budget (max_new_tokens); a tool call and an answer must not
+    be compared with it together (three 100-token turns under 256 lost 1.0 before)."""
+    cfg = make_config("dapo", out_dir=str(tmp_path), env="SolverTool-v0", env_kwargs={"solver": "z3"}, steps=1,
+                      prompts_per_step=1, group_size=2, max_new_tokens=256, max_total_tokens=4096,
+                      dynamic_sampling=False, progress=False)
+    trainer = Trainer(cfg)
+    call = "<tool_call>\nfrom z3 import *\ns = Solver(); s.add(Bool('a')); print(s.check())\n</tool_call>"
+    trainer.policy = toy_env.ScriptedPolicy(trainer.tokenizer, [[call] * 2, [call] * 2, ["```answer yes```"] * 2],
+                                            tokens=100)
+    batch, stats = trainer.collect()
+    for ep in batch.episodes:
+        assert ep.turns == 3 and ep.turn_tokens == [100, 100, 100] and ep.terminated
+        assert ep.components["overlong"] == 0.0
+    assert stats["reward/overlong"] == 0.0
+    # a turn past L_max - L_cache = 192 is punished at its own last token, the others not
+    trainer.policy = toy_env.ScriptedPolicy(trainer.tokenizer, [[call] * 2, ["```answer yes```"] * 2], tokens=250)
+    batch, _ = trainer.collect()
+    for i, ep in enumerate(batch.episodes):
+        assert ep.turn_tokens == [250, 250] and ep.components["overlong"] == pytest.approx(2 * (192 - 250) / 64)
+        first_end = _spans(batch.loss_mask[i].tolist())[0][1] - 1
+        env_reward = dict(ep.step_rewards[:1])[first_end]
+        assert batch.token_rewards[i, first_end].item() == pytest.approx(env_reward + (192 - 250) / 64)
+    # the episode scope compares the whole episode with a total budget, stated as such
+    with pytest.raises(ValueError, match="total"):
+        make_config("dapo", overlong_scope="episode")
+    total = Trainer(make_config("dapo", out_dir=str(tmp_path / "t"), overlong_scope="episode", overlong_max_tokens=512,
+                                **{k: getattr(cfg, k) for k in ("env", "env_kwargs", "steps", "prompts_per_step",
+                                                                "group_size", "max_new_tokens", "max_total_tokens",
+                                                                "dynamic_sampling", "progress")}))
+    total.policy = toy_env.ScriptedPolicy(total.tokenizer, [[call] * 2, [call] * 2, ["```answer yes```"] * 2],
+                                          tokens=150)
+    batch, _ = total.collect()
+    assert [ep.components["overlong"] for ep in batch.episodes] == [pytest.approx((384 - 450) / 128)] * 2
+
+
+@pytest.mark.slow
+def test_turn_credit_gives_step_rewards_to_their_own_tokens(tmp_path):
+    """Step mode (Knights): two episodes with the same steps in another order earn the same sum
+    with different per-step rewards; REINFORCE++ credits each turn's reward to its own and
+    earlier tokens, so their token advantages differ (the episode sum would make them equal)."""
+    env = gym.make("SolverKnights-v0", mode="step").unwrapped
+    env.reset(seed=3)
+    inst = env.instance
+    premises = env.oracle_action()
+    sentence, formula = env.gold_steps()[0]
+    name = inst.names[0]
+    taut = f"Either way {name} is a knight or a knave"
+    solution = format_answer(env.family.solution_only(env.family.gold_answer(inst)))
+    script = [[premises, premises],
+              [f"{sentence} S1: {formula}.", f"{taut}. S1: Or(Knight({name}), Knave({name}))."],
+              [f"{taut}. S2: Or(Knight({name}), Knave({name})).", f"{sentence} S2: {formula}."],
+              [solution, solution]]
+    common = dict(env="SolverKnights-v0", env_kwargs={"mode": "step"}, steps=1, prompts_per_step=1, group_size=2,
+                  max_new_tokens=512, max_total_tokens=4096, kl_coef=0.0, progress=False)
+    advs = {}
+    for credit in ("turn", "episode"):
+        trainer = Trainer(make_config("reinforce_pp", out_dir=str(tmp_path / credit), credit=credit, **common))
+        trainer.policy = toy_env.ScriptedPolicy(trainer.tokenizer, script)
+        batch, _ = trainer.collect(instances=[inst])
+        a, b = batch.episodes
+        assert a.turns == b.turns == 4 and a.terminated and b.terminated
+        per_step = [[r for _, r in ep.step_rewards] for ep in (a, b)]
+        assert batch.rewards[0].item() == pytest.approx(batch.rewards[1].item())
+        assert per_step[0] != pytest.approx(per_step[1])  # novel first, then not; and the reverse
+        adv = trainer.advantages(batch, batch.old_logprobs, None, batch.loss_mask.float())
+        advs[credit] = [[adv[i, s:e] for s, e in _spans(batch.loss_mask[i].tolist())] for i in range(2)]
+    turn, episode = advs["turn"], advs["episode"]
+    # the third turn: A's tautology follows its novel step, B's novel step its tautology
+    assert not torch.allclose(turn[0][2].mean(), turn[1][2].mean(), atol=1e-3)
+    assert torch.allclose(turn[0][3].mean(), turn[1][3].mean(), atol=1e-5)  # the same last step
+    values = torch.cat([t for row in episode for t in row])
+    assert torch.allclose(values, values[0].expand_as(values))  # the episode sum: one value for all

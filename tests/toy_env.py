@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import gymnasium as gym
 
+from solvergym.agents.hf import Completion
 from solvergym.envs.base import Instance, Outcome, TextEnv
 
 
@@ -62,3 +63,43 @@ def save_grads(trainer, path: str) -> None:
         return step(*args, **kwargs)
 
     trainer.optimizer.step = step_and_save
+
+
+class ScriptedPolicy:
+    """A policy whose turns are fixed texts, for trainer tests that need exact turns: it has the
+    interface the rollout uses (``tokenizer``, ``chat_ids``, ``generate``). ``script[k][j]`` is the
+    text of the k-th turn of the j-th active episode; ``tokens`` pads every turn with a
+    ``<think>`` filler to exactly that many sampled tokens."""
+
+    def __init__(self, tokenizer, script, tokens=None):
+        self.tokenizer = tokenizer
+        self.script = script
+        self.tokens = tokens
+        self.system_prompt = None
+        self.calls = 0
+
+    def chat_ids(self, messages):
+        return list(self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
+                                                       return_dict=False))
+
+    def _ids(self, text):
+        enc = lambda t: list(self.tokenizer(t, add_special_tokens=False)["input_ids"])  # noqa: E731
+        if self.tokens is None:
+            return enc(text)
+        for k in range(4 * self.tokens):
+            ids = enc("<think>" + " x" * k + "</think>\n" + text)
+            if len(ids) == self.tokens:
+                return ids
+            if len(ids) > self.tokens:
+                break
+        raise ValueError(f"cannot pad {text!r} to {self.tokens} tokens")
+
+    def generate(self, prompts, n=1, sampling=None):
+        texts = self.script[self.calls]
+        self.calls += 1
+        out = []
+        for j in range(len(prompts)):
+            ids = self._ids(texts[j])
+            out.append(Completion(token_ids=ids, logprobs=[-1.0] * len(ids),
+                                  text=self.tokenizer.decode(ids, skip_special_tokens=False), finish_reason="stop"))
+        return out

@@ -123,11 +123,10 @@ class KnightsFamily(Family):
         right = sum(roles.get(n) is b for n, b in zip(instance.names, instance.solution))
         n = len(instance.names)
         ok = right == n
-        return SolutionScore(float(ok), ok, {"puzzle_acc": float(ok), "person_acc": right / n},
-                             f"{right}/{n} identities right")
+        return SolutionScore(float(ok), ok, _person_metrics(ok, right, n), f"{right}/{n} identities right")
 
     def empty_metrics(self, instance) -> dict[str, float]:
-        return {"puzzle_acc": 0.0, "person_acc": 0.0}
+        return _person_metrics(False, 0, len(instance.names))  # the puzzle's persons still count
 
     def gold_answer(self, instance: KnightsInstance) -> dict[str, Any]:
         return {
@@ -154,6 +153,12 @@ class KnightsFamily(Family):
         bits = rng.integers(0, 2, size=len(instance.names))
         ans["solution"] = {n: ("knight" if b else "knave") for n, b in zip(instance.names, bits)}
         return ans
+
+
+def _person_metrics(ok: bool, right: int, total: int) -> dict[str, float]:
+    """Puzzle Acc and Person Acc of one puzzle, with the counts behind Person Acc: App. B.2 (e)
+    sums right identities and characters over all puzzles, so the aggregate needs them."""
+    return {"puzzle_acc": float(ok), "person_acc": right / total, "persons_right": right, "persons_total": total}
 
 
 KNIGHTS = KnightsFamily()

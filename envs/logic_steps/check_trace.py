@@ -7,8 +7,9 @@ Each line of the JSONL file is an object with the instance and the model's outpu
 
 (``completion`` or ``response`` are accepted for ``output``.) Every output is verified as in trace
 mode (Spring §4.2-4.3); the command prints a per-step table (trace, S<k>, verdict, formula,
-reason) and the Table 2 / App. B.2 metrics for all, solved and failed traces, and writes a JSON
-report with every verdict. Lines that cannot be read are reported, not fatal.
+reason) and the Table 2 / App. B.2 metrics for all, solved and failed traces (Cell Acc and
+Person Acc over all cells / characters, as App. B.2 defines them), and writes a JSON report with
+every verdict. Lines that cannot be read are reported, not fatal.
 
 :func:`check_trace` is the library entry point; :func:`add_cli` adds the subcommand to an
 ``argparse`` subparsers object (``solvergym.cli`` wires it in).
@@ -21,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from .metrics import TABLE2_COLUMNS, summarize, trace_row
+from .metrics import MICRO_METRICS, TABLE2_COLUMNS, summarize, trace_row
 
 __all__ = ["ENV_CLASSES", "make_env", "check_trace", "add_cli", "format_report"]
 
@@ -81,6 +82,11 @@ def format_report(report: dict[str, Any], *, steps: bool = True, max_chars: int 
     cols = [("n", "traces", "d")] + [(k, k, ".3f") for k in acc_keys] + TABLE2_COLUMNS[1:]
     rows = [[name] + [_fmt(summary[name].get(k), f) for k, _, f in cols] for name in ("all", "solved", "failed")]
     out.append(_table(rows, ["traces"] + [h for _, h, _ in cols]))
+    micro = [k for k in MICRO_METRICS if k in acc_keys]
+    if micro:
+        units = " and ".join(MICRO_METRICS[k][1].removesuffix("_total") for k in micro)
+        out.append(f"\n{', '.join(micro)}: over all {units} (App. B.2); the means of the per-trace "
+                   f"ratios are {', '.join(k + '_macro' for k in micro)} in the JSON report")
     mean_reward = summary["all"].get("reward")
     out.append(f"\nmean reward {_fmt(mean_reward, '.3f')}; error types {summary['all'].get('error_types', {})}")
     if report["bad_lines"]:

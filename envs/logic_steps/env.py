@@ -17,7 +17,9 @@ object is a format failure (every component 0, ``info["error"]``).
    against the premises and the steps accepted so far); the verdict is the next observation
    and ``info["step"]``. A formula that does not parse is a format failure.
 3. The final action is the solution, ``<answer>{"solution": ...}</answer>``; the episode
-   terminates and ``info`` carries every verdict and the trace metrics, as in trace mode.
+   terminates and ``info`` carries every verdict and the trace metrics, as in trace mode. A
+   solution with no step before it breaks the format, as an empty ``reasoning`` list does in
+   trace mode (Spring App. E: reasoning is mandatory).
 
 What step mode pays (``step_credit``): the episode's total of each component is the trace-mode
 score of the same premises, steps and solution (``info["trace_components"]``), to rounding.
@@ -44,7 +46,8 @@ where a term does not apply.
 
 Scripted agents: :meth:`oracle_action` (trace mode: the gold JSON answer with the gold
 reasoning; step mode: the true premises, then the gold steps, then the solution) and
-:meth:`random_action` (well-formed, random solution, no steps).
+:meth:`random_action` (the family's schema with a random solution and no steps, so r_format 0
+in the interleaved presets).
 """
 from __future__ import annotations
 
@@ -62,6 +65,7 @@ from .reward import RewardConfig, get_preset
 from .trace import (
     DEFAULT_MAX_STEPS,
     DEFAULT_VERIFY_BUDGET_S,
+    EMPTY_REASONING,
     TraceResult,
     TraceSession,
     extract_answer,
@@ -351,6 +355,9 @@ class StepVerifiedEnv(TextEnv):
     def _finish_step_episode(self, obj: dict[str, Any], issues: list[str]) -> Outcome:
         session = self._session
         session.format_issues.extend(issues)
+        if self.reward_config.interleaved and session.n_entries == 0:
+            # the trace of this episode has an empty "reasoning" list: trace mode's format issue
+            session.format_issues.append(EMPTY_REASONING)
         res = session.finish(obj, format_ok=self._step_format_ok)
         full = res.components
         comps = self._pay(full)

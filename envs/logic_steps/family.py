@@ -99,7 +99,8 @@ class Family:
         return None
 
     def random_answer(self, instance: Instance, rng: np.random.Generator) -> dict[str, Any]:
-        """A well-formed answer with a uniformly random solution (no reasoning steps)."""
+        """An answer in the family's schema with a uniformly random solution and no reasoning
+        steps: it parses, but breaks the format rule that ``reasoning`` is not empty (App. E)."""
         raise NotImplementedError
 
     def solution_only(self, answer: dict[str, Any]) -> dict[str, Any]:

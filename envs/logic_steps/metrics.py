@@ -7,8 +7,15 @@ process reward actually used, by default also equivalence to the true clues), #S
 (``reasoning`` entries, natural-language and formal, as Spring's Tables 2 and 9 count them),
 Parsed, Valid, Novel and Contradictions.
 
+Zebra and Knights rows also carry the counts behind Cell Acc and Person Acc (``cells_right`` /
+``cells_total``, ``persons_right`` / ``persons_total``).
+
 Over traces (:func:`summarize`), for all traces and separately for solved and failed ones as in
-Table 2: the mean of each accuracy metric, SAT-rate (mean s_sat), mean #Steps, Parsed/Total and
+Table 2: Cell Acc and Person Acc over all cells / characters, as App. B.2 (b) and (e) define
+them (sum of right ones over the sum of ``M_i``; the mean of the per-puzzle ratios, which lets a
+2x2 weigh as much as a 6x6, is kept as ``cell_acc_macro`` / ``person_acc_macro``); the mean of
+every other accuracy metric (Puzzle Acc, Acc: one unit per puzzle, so both readings agree);
+SAT-rate (mean s_sat), mean #Steps, Parsed/Total and
 Valid/Parsed (means of the per-trace ratios over traces where they are defined), mean #Novel,
 and Contradictions per 100 steps (100 x total contradictions / total #Steps). AR-LSAT also gets
 Acc per game type (ordering, grouping, assignment), as Table 1 reports it.
@@ -17,7 +24,13 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-__all__ = ["trace_row", "summarize", "TABLE2_COLUMNS"]
+__all__ = ["trace_row", "summarize", "TABLE2_COLUMNS", "MICRO_METRICS"]
+
+#: App. B.2's unit-level accuracies: metric -> (right count, total count) of each row
+MICRO_METRICS = {
+    "cell_acc": ("cells_right", "cells_total"),  # (b) Cell Acc
+    "person_acc": ("persons_right", "persons_total"),  # (e) Person Acc
+}
 
 #: (key, header, format) of the Table 2 columns, for printing
 TABLE2_COLUMNS = [
@@ -48,13 +61,25 @@ def trace_row(res: Any) -> dict[str, Any]:
         "valid": int(res.n_valid),
         "novel": int(res.n_novel),
         "contradictions": int(res.n_contra),
-        **{k: float(v) for k, v in res.metrics.items() if isinstance(v, (int, float))},
+        **{k: (v if isinstance(v, int) else float(v)) for k, v in res.metrics.items()
+           if isinstance(v, (int, float)) and not isinstance(v, bool)},
         **{k: v for k, v in res.metrics.items() if isinstance(v, str)},
     }
 
 
 def _mean(xs: list[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
+
+
+def _micro(rows: list[dict[str, Any]], key: str) -> float | None:
+    """App. B.2's sum of right units over the sum of units, over the rows that report ``key``;
+    None when one of them lacks the counts (a row from before they were recorded)."""
+    right, total = MICRO_METRICS[key]
+    having = [r for r in rows if key in r]
+    if any(right not in r or total not in r for r in having):
+        return None
+    n = sum(r[total] for r in having)
+    return sum(r[right] for r in having) / n if n else None
 
 
 def _group(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -64,7 +89,10 @@ def _group(rows: list[dict[str, Any]]) -> dict[str, Any]:
     metric_keys = sorted({k for r in rows for k, v in r.items()
                           if k.endswith("_acc") or k == "acc"})
     for k in metric_keys:
-        out[k] = _mean([r[k] for r in rows if k in r])
+        if k in MICRO_METRICS:
+            out[k], out[f"{k}_macro"] = _micro(rows, k), _mean([r[k] for r in rows if k in r])
+        else:
+            out[k] = _mean([r[k] for r in rows if k in r])
     out["sat_rate"] = _mean([float(r["sat"]) for r in rows])
     out["gate_rate"] = _mean([float(r.get("gate", r["sat"])) for r in rows])
     out["premises_sat_rate"] = _mean([float(r["premises_sat"]) for r in rows])

@@ -9,10 +9,11 @@ verdicts, the signals of §4.2-4.3 and the reward components.
 Format rules (r_format = 1 iff none is broken; each broken rule is listed in ``format_issues``):
 exactly one ``<answer>`` block and nothing outside it but whitespace and an optional leading
 ``<think>...</think>``; exactly the family's keys; premises as ``C<i>: ... .`` entries numbered
-from 1 (AR-LSAT: prefix and period optional); ``reasoning`` alternating a natural-language
-sentence and an ``S<k>: ... .`` entry with k = 1, 2, ...; each entry one line ending with a
-period; the family's own fields returned as given (Zebra: ``n_houses``, ``attribute_values``,
-the solution header).
+from 1 (AR-LSAT: prefix and period optional); ``reasoning`` not empty (App. E: "reasoning
+(MANDATORY)"; OR-NL, whose prompt asks for the solution only, has no such rule), alternating a
+natural-language sentence and an ``S<k>: ... .`` entry with k = 1, 2, ...; each entry one line
+ending with a period; the family's own fields returned as given (Zebra: ``n_houses``,
+``attribute_values``, the solution header).
 
 r_parsed = 1 iff the premises (and AR-LSAT's options), every formal step and the final solution
 parse into formulas of the family's language (OR-NL, which asks for the solution only: iff the
@@ -48,6 +49,7 @@ __all__ = [
     "TraceSession",
     "score_trace",
     "ERROR_TYPES",
+    "EMPTY_REASONING",
 ]
 
 #: formal steps verified per trace; later ones are "unverified" and break the format
@@ -480,12 +482,19 @@ def _summary(res: TraceResult, score: SolutionScore) -> str:
     return ". ".join(parts) + "."
 
 
+#: Spring App. E marks ``reasoning`` MANDATORY in every interleaved prompt: an answer without a
+#: single step breaks the format (else the right table alone earned 1.15 of 1.55).
+EMPTY_REASONING = '"reasoning" is empty; the interleaved format requires reasoning steps'
+
+
 def _check_reasoning(reasoning: Any, issues: list[str]) -> list[tuple[str | None, int | None, str]]:
     """The formal steps of a ``reasoning`` list as ``(sentence, k, formula text)``; format
-    problems go to ``issues``."""
+    problems go to ``issues`` (an empty list is one, :data:`EMPTY_REASONING`)."""
     if not isinstance(reasoning, list):
         issues.append('"reasoning" must be a list of strings')
         return []
+    if not reasoning:
+        issues.append(EMPTY_REASONING)
     out = []
     expect_k = 1
     prev_nl: str | None = None

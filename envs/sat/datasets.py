@@ -90,6 +90,7 @@ def instance_from_saturn_record(record: dict[str, Any]) -> SATInstance:
     inst = SATInstance(n=n, k=k, clauses=clauses, solution=str(solution),
                        model_count=count, model_count_exact=exact)
     inst.validate()
+    inst.mark_validated()
     return inst
 
 

@@ -151,9 +151,21 @@ class SATBenchEnv(TextEnv):
     re-checked by unit propagation). ``show_mapping=True`` puts the variable mapping in the prompt
     (App. C template); it is always in ``info["mapping"]``.
 
-    Rewards (SAT-RL §3.4): ``format`` 0.1 when a ```` ```answer``` ```` / ```` ```idk``` ```` block
-    parses; ``correct`` 1 right, 0 ``idk``, ``-1 - eps`` wrong (eq. 1). The ``tool`` and
-    ``equivalence`` components come with ``SolverTool-v0``.
+    Answers: the last final-answer block counts (§3.4): ```` ```answer yes``` ```` /
+    ```` ```answer no``` ```` (what the prompt asks for), ```` ```idk``` ````, or the bare
+    ```` ```yes``` ```` / ```` ```no``` ```` that SAT-RL's own transcripts end with (App. E.1), read as
+    ```` ```answer yes``` ```` / ```` ```answer no``` ```` with the same rewards. A fence with anything
+    else in it is not an answer, and fences pair left to right, so one inside a code block is code
+    (:func:`~solvergym.envs.parsing.final_answer_block`).
+
+    Rewards (SAT-RL §3.4): ``format`` 0.1 when a final-answer block parses; ``correct`` 1 right,
+    0 ``idk``, ``-1 - eps`` wrong (eq. 1). The ``tool`` and ``equivalence`` components come with
+    ``SolverTool-v0``.
+
+    An instance given as ``options["instance"]`` is validated (an UNSAT label's DRUP proof
+    re-checked) once: the dataclass it becomes, or one this env generated, is not checked again
+    while unchanged (:meth:`~solvergym.envs.base.Instance.coerce`), so the followers of a group
+    reset with the leader's instance cost no proof check.
     """
 
     instance_cls = DecisionInstance

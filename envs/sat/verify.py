@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..parsing import final_answer_block, last_boxed
+from ..parsing import DECISION_WORDS, final_answer_block, last_boxed
 from .generator import clause_masks
 
 __all__ = [
@@ -127,13 +127,14 @@ _NO = {"no", "unsat", "unsatisfiable", "false"}
 def parse_decision(text: str) -> tuple[str | None, str]:
     """The final yes/no/idk of a SAT-RL answer: ``("yes"|"no"|"idk", "")`` or ``(None, reason)``.
 
-    The answer is the last ```` ```answer ...``` ```` or ```` ```idk``` ```` block (§3.4). Its body,
-    stripped of quotes, backticks, ``\\boxed{}`` and final punctuation, must be yes/no (SAT and
-    UNSAT, satisfiable, true/false are read as the same).
+    The answer is the last ```` ```answer ...``` ````, ```` ```idk``` ```` or bare ```` ```yes``` ```` /
+    ```` ```no``` ```` block (§3.4; SAT-RL's own transcripts end with the bare form, App. E.1).
+    Its body, stripped of quotes, backticks, ``\\boxed{}`` and final punctuation, must be yes/no
+    (SAT and UNSAT, satisfiable, true/false are read as the same).
     """
-    block = final_answer_block(text)
+    block = final_answer_block(text, bare=DECISION_WORDS)
     if block is None:
-        return None, "no ```answer ...``` or ```idk``` block found"
+        return None, "no ```answer ...```, ```yes```/```no``` or ```idk``` block found"
     kind, body = block
     if kind == "idk":
         return "idk", ""

@@ -4,9 +4,14 @@ An episode: the App. C prompt names the sampled solver and gives the variable ma
 problem; each action is one model turn. A turn holding a ``<tool_call>code</tool_call>`` (after
 any ``<think>...</think>``) runs the code in the sandbox and the next observation is
 ``<tool_response>\\nstdout: ...\\nstderr: ...\\n</tool_response>`` (each stream capped, the tail
-kept). A turn holding a final ```` ```answer ...``` ```` or ```` ```idk``` ```` ends the episode;
-``max_turns`` truncates it. A turn with neither is a format failure (an explanatory observation
-and ``info["error"]``; the agent may retry).
+kept). A turn holding a final ```` ```answer ...``` ```` or ```` ```idk``` ```` ends the episode
+(for ``sat-bench`` also a bare ```` ```yes``` ```` / ```` ```no``` ````, how SAT-RL's own transcript
+in App. E.1 ends, with the same rewards as ```` ```answer yes``` ```` / ```` ```answer no``` ````; a
+task lists its bare words in ``ToolTask.bare_answers``); ``max_turns`` truncates it. The last
+final-answer block of a turn is its answer; fences pair left to right, so a fence inside a
+program or code block is part of it, and a turn whose last answer block lies inside or before a
+``<tool_call>`` is a tool call. A turn with neither is a format failure (an explanatory
+observation and ``info["error"]``; the agent may retry).
 
 Rewards (§3.4, all components start at 0 and are paid when the episode ends, by an answer or by
 the turn budget; every earlier step pays 0):
@@ -44,8 +49,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base import _NOT_TEXT, Instance, Outcome, TextEnv
-from ..parsing import fenced_blocks, tag_sections
+from ..base import _NOT_TEXT, Instance, Outcome, TextEnv, canonical_json
+from ..parsing import fenced_blocks, is_final_answer, tag_sections
 from ..sandbox import (
     SOLVER_FAMILIES,
     Limits,
@@ -71,7 +76,9 @@ _COMPONENTS = ("format", "correct", "tool", "equivalence")
 class ToolInstance(Instance):
     """A task instance plus the solver sampled for it (``None``: any solver).
 
-    ``problem`` is the task instance as a dict (``task``'s dataclass ``to_dict()``).
+    ``problem`` is the task instance as a dict (``task``'s dataclass ``to_dict()``). The env keeps
+    the validated task instance it was made from on the object (``_problem_instance``, not a
+    field), so an env reset with this object reuses it while it still matches ``problem``.
     """
 
     task: str
@@ -192,6 +199,7 @@ class SolverToolEnv(TextEnv):
     # -- family hooks ----------------------------------------------------------------------------
     def generate(self, rng):
         problem = self.task.generate(rng)
+        problem.mark_validated()  # the task's generator made it: valid by construction
         return self._wrap(problem, rng)
 
     def _wrap(self, problem: Instance, rng: np.random.Generator) -> ToolInstance:
@@ -200,7 +208,21 @@ class SolverToolEnv(TextEnv):
         else:
             solver = self.fixed_solver
         self._problem = problem
-        return ToolInstance(task=self.task_name, solver=solver, problem=problem.to_dict())
+        inst = ToolInstance(task=self.task_name, solver=solver, problem=problem.to_dict())
+        inst._problem_instance = problem
+        return inst
+
+    def _problem_from(self, inst: ToolInstance) -> Instance:
+        """The task instance of ``inst.problem``: the validated one it was made from or coerced to
+        before, if it still matches, else a newly coerced (and so validated) one."""
+        # A group follower gets the leader's ToolInstance, whose problem is a dict: coercing it
+        # anew would validate it (SAT-Bench: check its DRUP proof) once per group member.
+        cached = getattr(inst, "_problem_instance", None)
+        if cached is not None and cached.validated_json() == canonical_json(inst.problem):
+            return cached
+        problem = self.task.coerce(inst.problem)
+        inst._problem_instance = problem
+        return problem
 
     def coerce_instance(self, obj: Any) -> ToolInstance:
         if isinstance(obj, str):
@@ -209,8 +231,7 @@ class SolverToolEnv(TextEnv):
             except json.JSONDecodeError as e:
                 raise ValueError(f"options['instance'] is not JSON: {e}") from None
         if isinstance(obj, ToolInstance):
-            obj.validate()
-            inst = obj
+            inst = ToolInstance.coerce(obj)
         elif isinstance(obj, dict) and set(obj) == {f.name for f in dataclasses.fields(ToolInstance)}:
             inst = ToolInstance.from_dict(obj)
         elif isinstance(obj, (dict, Instance)):
@@ -221,7 +242,7 @@ class SolverToolEnv(TextEnv):
                             f"text, got {type(obj).__name__}")
         if inst.task != self.task_name:
             raise ValueError(f"this env poses {self.task_name!r} instances, got one of {inst.task!r}")
-        self._problem = self.task.coerce(inst.problem)  # validates the problem
+        self._problem = self._problem_from(inst)
         return inst
 
     def reset(self, *, seed=None, options=None):
@@ -232,7 +253,7 @@ class SolverToolEnv(TextEnv):
 
     def _task_instance(self) -> Instance:
         if self._problem is None:
-            self._problem = self.task.coerce(self.instance.problem)
+            self._problem = self._problem_from(self.instance)
         return self._problem
 
     def prompt(self, instance):
@@ -251,7 +272,7 @@ class SolverToolEnv(TextEnv):
 
     def evaluate(self, text: str) -> Outcome:
         calls = tag_sections(text, "tool_call")
-        answers = [b for b in fenced_blocks(text) if b.info in ("answer", "idk")]
+        answers = [b for b in fenced_blocks(text) if is_final_answer(b, self.task.bare_answers)]
         final = answers[-1] if answers else None
         if final is not None and all(c.end <= final.start for c in calls):
             tool_obs = ""

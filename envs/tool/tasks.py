@@ -16,7 +16,7 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from ..base import Instance
-from ..parsing import final_answer_block
+from ..parsing import DECISION_WORDS, final_answer_block
 from ..sat.equivalence import Truth, decision_truth, saturn_truth
 from ..sat.verify import DEFAULT_EPS, SATRL_FORMAT, correctness_reward, decision_reward, first_violated, parse_bitstring
 from .programs import cnf_program
@@ -44,6 +44,8 @@ class ToolTask:
     difficulty_keys: ClassVar[tuple[str, ...]] = ()
     #: what the answer looks like, for the prompt
     answer_hint: ClassVar[str] = "```answer ...```"
+    #: words a bare fence may hold as the final answer (``SATBenchTask``: ```yes``` / ```no```)
+    bare_answers: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, eps: float = DEFAULT_EPS):
         self.eps = float(eps)
@@ -117,6 +119,9 @@ class SATBenchTask(ToolTask):
     name = "sat-bench"
     difficulty_keys = ("dims", "num_clauses")
     answer_hint = "```answer yes``` or ```answer no```"
+    #: SAT-RL's own transcripts end with a bare ```yes``` (App. E.1); ``score`` reads it as
+    #: ```answer yes``` (:func:`~solvergym.envs.sat.verify.parse_decision`)
+    bare_answers = DECISION_WORDS
 
     def __init__(self, dims=(3, 2, 2), num_clauses: int = 8, *, widths=(2, 3), sat_ratio: float = 0.5,
                  eps: float = DEFAULT_EPS):

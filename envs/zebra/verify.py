@@ -197,10 +197,11 @@ class ZebraFamily(Family):
             reason = f"{right}/{total} cells right; {dup}"
         else:
             reason = f"{right}/{total} cells right"
-        return SolutionScore(float(ok), ok, {"puzzle_acc": float(ok), "cell_acc": right / total}, reason)
+        return SolutionScore(float(ok), ok, _cell_metrics(ok, right, total), reason)
 
     def empty_metrics(self, instance: ZebraInstance) -> dict[str, float]:
-        return {"puzzle_acc": 0.0, "cell_acc": 0.0}
+        # Table 8 "Missing output": Cell Acc 0, and the puzzle's cells still count (App. B.2)
+        return _cell_metrics(False, 0, instance.n_houses * len(instance.attributes))
 
     def gold_answer(self, instance: ZebraInstance) -> dict[str, Any]:
         rows = [[str(h + 1)] + list(r) for h, r in enumerate(instance.solution)]
@@ -230,6 +231,12 @@ class ZebraFamily(Family):
         ans["solution"]["rows"] = [[str(h + 1)] + [str(cols[a][h]) for a in range(len(cols))]
                                    for h in range(instance.n_houses)]
         return ans
+
+
+def _cell_metrics(ok: bool, right: int, total: int) -> dict[str, float]:
+    """Puzzle Acc and Cell Acc of one puzzle, with the counts behind Cell Acc: App. B.2 (b) sums
+    right cells and cells over all puzzles, so the aggregate needs them, not the ratio."""
+    return {"puzzle_acc": float(ok), "cell_acc": right / total, "cells_right": right, "cells_total": total}
 
 
 def _duplicates(parsed: ZebraSolution, instance: ZebraInstance) -> str:
