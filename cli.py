@@ -6,70 +6,64 @@ import json
 import sys
 from typing import Any
 
+import gymnasium as gym
+
+from .agents import OracleAgent, RandomAgent
+from .agents.scripted import oracle_action
+from .algorithms.config import make_config
+from .benchmarks.evaluate import format_table, run_episodes
+from .benchmarks.plots import plot_run
+from .cli_check_trace import add_cli as add_check_trace
+from .envs.sat.datasets import build_sat_bench, build_saturn_2_6k
+from .agents.sft_data import build_sat_rl_sft
+from .kv import coerce_value, parse_kv
+from .registry import ENVS, default_kwargs, env_ids, get_entry, knobs
+
 __all__ = ["main"]
 
 
-def parse_kv(items: list[str] | None) -> dict[str, Any]:
-    """``--kwargs k=7 l=20`` or ``--kwargs '{"k": 7}'``; values are read as JSON when they parse."""
-    out: dict[str, Any] = {}
-    for item in items or []:
-        if item.lstrip().startswith("{"):
-            obj = json.loads(item)
-            if not isinstance(obj, dict):
-                raise SystemExit(f"--kwargs: {item!r} is not a JSON object")
-            out.update(obj)
-            continue
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"--kwargs: expected key=value, got {item!r}")
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
-    return out
+def _env_kwargs(items: list[str] | None, flag: str) -> dict[str, Any]:
+    """``--kwargs k=7 l=20`` or ``--kwargs '{"k": 7}'`` (:func:`solvergym.kv.parse_kv`); a bad item exits."""
+    try:
+        return parse_kv(items)
+    except ValueError as e:
+        raise SystemExit(f"{flag}: {e}") from None
 
 
 def cmd_list(args) -> int:
-    from .registry import ENVS, default_kwargs
-
     for e in ENVS:
+        knob_defaults = knobs(e.id)
+        others = {k: v for k, v in default_kwargs(e.id).items() if k not in knob_defaults}
         print(f"{e.id}\n    {e.description}\n    rewards: {', '.join(e.reward_components)}"
-              f"   ({e.paper})\n    defaults: {json.dumps(default_kwargs(e.id), default=str)}")
+              f"   ({e.paper})\n    knobs: {json.dumps(knob_defaults, default=str)}"
+              f"\n    other keywords: {json.dumps(others, default=str)}")
     return 0
 
 
 def cmd_sample(args) -> int:
-    import gymnasium as gym
-
-    from .registry import get_entry
-
     try:
         get_entry(args.env_id)
     except KeyError as e:
         print(e.args[0], file=sys.stderr)
         return 2
-    env = gym.make(args.env_id, **parse_kv(args.kwargs))
+    env = gym.make(args.env_id, **_env_kwargs(args.kwargs, "--kwargs"))
     obs, info = env.reset(seed=args.seed)
     print(obs, end="" if obs.endswith("\n") else "\n")
     if args.solution:
         inst = env.unwrapped.instance
         print("\n--- solution ---")
-        print(env.unwrapped.oracle_action())
+        print(oracle_action(env, obs))
         print("\n--- instance ---")
         print(json.dumps(inst.to_dict(), indent=1, ensure_ascii=False))
     return 0
 
 
 def cmd_dataset(args) -> int:
-    from .envs.sat.datasets import build_sat_bench, build_saturn_2_6k
-
     if args.name == "saturn-2.6k":
         manifest = build_saturn_2_6k(args.out, seed=args.seed, max_chance_success=args.max_chance_success)
     elif args.name == "sat-bench":
         manifest = build_sat_bench(args.out, seed=args.seed, n_train=args.n_train or 1575, n_test=args.n_test or 525)
     else:
-        from .envs.tool.datasets import build_sat_rl_sft
-
         manifest = build_sat_rl_sft(args.out, seed=args.seed, n_train=args.n_train or 1260, n_test=args.n_test or 139)
     for name, f in manifest["files"].items():
         print(f"{args.out}/{name}: {f['count']} records  sha256 {f['sha256'][:16]}")
@@ -77,10 +71,6 @@ def cmd_dataset(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from .agents import OracleAgent, RandomAgent
-    from .benchmarks.evaluate import format_table, run_episodes
-    from .registry import env_ids
-
     rows = []
     for env_id in env_ids():
         for agent in (OracleAgent(), RandomAgent(seed=args.seed)):
@@ -100,15 +90,13 @@ def cmd_demo(args) -> int:
 
 
 def cmd_train(args) -> int:
-    from .algorithms.config import make_config, parse_overrides
-    from .algorithms.trainer import Trainer
-    from .benchmarks.plots import plot_run
+    from .algorithms.trainer import Trainer  # lazy: torch, accelerate (`solvergym list` must not load them)
 
     kwargs = {k: v for k, v in (("env", args.env), ("model", args.model), ("steps", args.steps),
                                 ("out_dir", args.out), ("seed", args.seed)) if v is not None}
     if args.env_kwargs:
-        kwargs["env_kwargs"] = parse_kv(args.env_kwargs)
-    cfg = make_config(args.algo, file=args.config, overrides=parse_overrides(args.set), **kwargs)
+        kwargs["env_kwargs"] = _env_kwargs(args.env_kwargs, "--env-kwargs")
+    cfg = make_config(args.algo, file=args.config, overrides=parse_kv(args.set, fields=True), **kwargs)
     trainer = Trainer(cfg)
     history = trainer.train()
     if trainer.acc.is_main_process:
@@ -123,11 +111,10 @@ def cmd_train(args) -> int:
 
 
 def cmd_sft(args) -> int:
-    from .algorithms.config import coerce_value, parse_overrides
-    from .algorithms.sft import SFTConfig, train_sft
+    from .algorithms.sft import SFTConfig, train_sft  # lazy: torch, accelerate (as cmd_train)
 
     cfg = SFTConfig(data=args.data, model=args.model, out_dir=args.out)
-    for k, v in parse_overrides(args.set).items():
+    for k, v in parse_kv(args.set, fields=True).items():
         if not hasattr(cfg, k):
             raise SystemExit(f"unknown SFT setting {k!r}")
         setattr(cfg, k, coerce_value(v, getattr(cfg, k)))
@@ -137,8 +124,6 @@ def cmd_sft(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    from .benchmarks.plots import plot_run
-
     print(plot_run(args.run_dir, args.out))
     return 0
 
@@ -199,8 +184,6 @@ def main(argv: list[str] | None = None) -> int:
     pl.add_argument("run_dir")
     pl.add_argument("--out", default=None)
     pl.set_defaults(fn=cmd_plot)
-
-    from .envs.logic_steps.check_trace import add_cli as add_check_trace
 
     add_check_trace(sub)
 

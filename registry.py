@@ -2,20 +2,23 @@
 
 ``gym.make("SolverSAT-v0", n=3, k=5, l=13)`` works after ``import solvergym``, and
 ``gym.make("solvergym:SolverSAT-v0")`` works without it (Gymnasium imports the module before the
-":" and that import registers the ids). Keyword arguments and their defaults are those of the
-entry point's ``__init__`` (:func:`default_kwargs` reads them), so there is one source of truth.
-Ids are never renamed; new ones are added here (DESIGN.md lists the planned ones).
+":" and that import registers the ids). Difficulty knobs, their defaults and the problem's
+settings are read from the entry point (its problem's ``Knobs`` dataclass and constructor, and
+the mode's own keywords: :func:`knobs`, :func:`default_kwargs`), so there is one source of truth.
+Ids are never renamed; new ones are added here (``docs/design.md`` lists the planned ones). A
+family of one's own registers with :func:`solvergym.envs.problem.register_problem`.
 """
 from __future__ import annotations
 
 import importlib
-import inspect
 from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 
-__all__ = ["EnvEntry", "ENVS", "register_all", "env_ids", "get_entry", "default_kwargs", "entry_class"]
+from .envs import problem
+
+__all__ = ["EnvEntry", "ENVS", "register_all", "env_ids", "get_entry", "default_kwargs", "entry_class", "knobs"]
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,6 @@ class EnvEntry:
     description: str  # one line
     task: str
     reward_components: tuple[str, ...]
-    difficulty_knobs: tuple[str, ...]
     paper: str
 
 
@@ -39,7 +41,6 @@ ENVS: tuple[EnvEntry, ...] = (
         description="SATURN (n,k,l)-SAT: give a satisfying assignment as a bit string in \\boxed{}",
         task="planted random CNF, SATURN prompt; any model counts",
         reward_components=("format", "correct"),
-        difficulty_knobs=("n", "k", "l", "max_chance_success"),
         paper="SATURN §2.2-2.4",
     ),
     EnvEntry(
@@ -48,18 +49,15 @@ ENVS: tuple[EnvEntry, ...] = (
         description="SAT-Bench-style natural-language SAT decision: yes / no / idk in ```answer```",
         task="scenario + conditions over x(i,j,k); balanced, solver-certified SAT/UNSAT labels",
         reward_components=("format", "correct"),
-        difficulty_knobs=("dims", "num_clauses", "widths", "sat_ratio"),
         paper="SAT-RL §3.2, §3.4 eq. 1",
     ),
     EnvEntry(
         id="SolverTool-v0",
-        entry_point="solvergym.envs.tool.env:SolverToolEnv",
+        entry_point="solvergym.envs.modes.tool:SolverToolEnv",
         description="SAT-RL multi-turn solver tool use: <tool_call> programs run in the sandbox; answer in ```answer```",
         task="SAT-Bench decision (task='sat-bench', default) or SATURN SAT (task='sat'); one solver of z3, pysmt, "
              "python-sat, ortools, sympy sampled per instance and named in the App. C prompt",
         reward_components=("format", "correct", "tool", "equivalence"),
-        difficulty_knobs=("task", "dims", "num_clauses", "widths", "sat_ratio", "n", "k", "l", "max_turns",
-                          "tool_sampling", "solver"),
         paper="SAT-RL §3.4, App. C, App. E.1",
     ),
     EnvEntry(
@@ -68,7 +66,6 @@ ENVS: tuple[EnvEntry, ...] = (
         description="Zebra puzzles with Spring's step-verified process reward (trace or step mode)",
         task="N houses x M attributes, unique solution, minimal App. E.1 clue set; JSON answer per App. E.1",
         reward_components=SPRING_COMPONENTS,
-        difficulty_knobs=("n_houses", "n_attributes", "bucket"),
         paper="Spring §3.1, §4.1-4.3, App. A.1, E.1",
     ),
     EnvEntry(
@@ -77,7 +74,6 @@ ENVS: tuple[EnvEntry, ...] = (
         description="Knights & Knaves with Spring's step-verified process reward (trace or step mode)",
         task="2-8 characters, unique solution; answer keys characters / syntactic_statements / reasoning / solution",
         reward_components=SPRING_COMPONENTS,
-        difficulty_knobs=("n_people", "depth", "width"),
         paper="Spring §4, App. A.3",
     ),
     EnvEntry(
@@ -86,14 +82,22 @@ ENVS: tuple[EnvEntry, ...] = (
         description="AR-LSAT-style games with Spring's step-verified process reward (trace or step mode)",
         task="ordering / grouping / assignment game, 5 options, exactly one correct; App. E.2's eight keys",
         reward_components=SPRING_COMPONENTS,
-        difficulty_knobs=("game", "n_entities", "n_groups", "question_type"),
         paper="Spring §4, App. A.2, E.2",
     ),
 )
 
 
+#: the built-in problems (name -> "module:class"), which every mode can pose
+PROBLEMS = {
+    "sat": "solvergym.envs.sat.problem:SATProblem",
+    "sat-bench": "solvergym.envs.sat.problem:SATBenchProblem",
+}
+
+
 def register_all() -> None:
-    """Register every id with Gymnasium (idempotent)."""
+    """Register the built-in problems and every id with Gymnasium (idempotent)."""
+    for name, path in PROBLEMS.items():
+        problem.PROBLEMS.setdefault(name, path)
     for e in ENVS:
         if e.id not in gym.registry:
             gym.register(id=e.id, entry_point=e.entry_point)
@@ -116,10 +120,11 @@ def entry_class(env_id: str) -> type:
 
 
 def default_kwargs(env_id: str) -> dict[str, Any]:
-    """The keyword arguments of the env's constructor and their defaults."""
-    sig = inspect.signature(entry_class(env_id).__init__)
-    return {
-        name: p.default
-        for name, p in sig.parameters.items()
-        if name != "self" and p.default is not inspect.Parameter.empty
-    }
+    """Every keyword argument ``gym.make(env_id, ...)`` takes and its default: the problem's
+    knobs and settings and the mode's own keywords (the entry point's ``kwargs_defaults``)."""
+    return entry_class(env_id).kwargs_defaults()
+
+
+def knobs(env_id: str) -> dict[str, Any]:
+    """The env's difficulty knobs and their defaults (its problem's ``Knobs`` dataclass)."""
+    return entry_class(env_id).knobs_class().defaults()

@@ -4,6 +4,7 @@ transformers agent (the embedded model by default), vLLM and any OpenAI-compatib
 Backends import their heavy dependencies (torch, vllm) only when an agent is created.
 """
 from .base import Agent
+from .openai_agent import OpenAIAgent
 from .scripted import OracleAgent, RandomAgent, SolverToolOracle
 
 __all__ = ["Agent", "OracleAgent", "RandomAgent", "SolverToolOracle", "HFAgent", "VLLMAgent", "OpenAIAgent",
@@ -19,8 +20,4 @@ def __getattr__(name):  # lazy: `import solvergym.agents` must not import torch 
         from .vllm import VLLMAgent
 
         return VLLMAgent
-    if name == "OpenAIAgent":
-        from .openai_agent import OpenAIAgent
-
-        return OpenAIAgent
     raise AttributeError(name)

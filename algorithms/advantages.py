@@ -6,7 +6,7 @@ Shapes: ``rewards`` is ``(N,)`` (one outcome per episode) with ``group`` ``(N,)`
 
 Cross-process statistics: when a ``reduce`` callable is given (``reduce(tensor) -> sum over all
 processes``), batch-level statistics (GRPO ``std="batch"``, REINFORCE++ whitening) use the global
-batch, as DESIGN.md requires; groups are always whole on one process.
+batch, as docs/design.md ("Training") requires; groups are always whole on one process.
 """
 from __future__ import annotations
 

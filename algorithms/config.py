@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TrainConfig", "PRESETS", "make_config", "parse_overrides", "coerce_value"]
+from ..kv import coerce_value
+
+__all__ = ["TrainConfig", "PRESETS", "make_config"]
 
 
 @dataclass
@@ -176,32 +178,14 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def coerce_value(value: str, current: Any) -> Any:
-    """A command-line string -> the type of the field's current value (JSON when it parses)."""
-    try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError:
-        parsed = value
-    if isinstance(current, tuple) and isinstance(parsed, list):
-        return tuple(parsed)
-    if isinstance(current, float) and isinstance(parsed, int) and not isinstance(parsed, bool):
-        return float(parsed)
-    return parsed
-
-
-def parse_overrides(items: list[str] | None) -> dict[str, str]:
-    out = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"override {item!r} is not key=value")
-        out[key.strip().replace("-", "_")] = value
-    return out
-
-
 def make_config(algo: str | None = None, *, file: str | Path | None = None,
                 overrides: dict[str, Any] | None = None, **kwargs: Any) -> TrainConfig:
-    """preset < YAML/JSON file < keyword arguments < string overrides (``key=value``)."""
+    """preset < YAML/JSON file < keyword arguments < overrides.
+
+    ``overrides`` maps field names to values; a string is converted to the field's type with
+    :func:`solvergym.kv.coerce_value` (``--set``: ``solvergym.kv.parse_kv(items, fields=True)``),
+    any other value is set as given.
+    """
     data: dict[str, Any] = {}
     if file is not None:
         text = Path(file).read_text()

@@ -23,6 +23,9 @@ from typing import Any
 
 import torch
 
+from ..agents.models import load_model
+from .rollout import ChatBoundaries
+
 __all__ = ["SFTConfig", "assistant_token_mask", "load_chat_jsonl", "train_sft"]
 
 
@@ -57,8 +60,6 @@ def load_chat_jsonl(path: str | Path) -> list[list[dict[str, str]]]:
 
 def assistant_token_mask(tokenizer, messages: list[dict[str, str]], max_length: int | None = None):
     """``(input_ids, mask)`` for a conversation; ``mask`` is 1 on the assistant's tokens."""
-    from .rollout import ChatBoundaries
-
     bounds = ChatBoundaries(tokenizer)
     full = tokenizer.apply_chat_template(messages, tokenize=False)
     spans = []
@@ -86,8 +87,6 @@ def train_sft(cfg: SFTConfig, conversations: list[list[dict[str, str]]] | None =
     from accelerate import Accelerator
     from accelerate.utils import set_seed
     from tqdm import tqdm
-
-    from ..agents.models import load_model
 
     acc = Accelerator(cpu=not torch.cuda.is_available())
     set_seed(cfg.seed)

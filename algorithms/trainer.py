@@ -32,7 +32,12 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from ..agents.models import cache_kwarg
+import solvergym  # noqa: F401  (registers the env ids)
+
+from ..agents.hf import HFAgent, SamplingConfig
+from ..agents.models import cache_kwarg, load_model
+from ..agents.vllm import VLLMAgent
+from ..envs.sat.curriculum import CurriculumConfig, SaturnCurriculum
 from .advantages import (
     grpo_advantages, grpo_step_advantages, group_mean_baseline, masked_whiten, reinforce_pp_returns,
     reinforce_pp_token_rewards,
@@ -129,11 +134,6 @@ class Trainer:
         from accelerate import Accelerator
         from accelerate.utils import set_seed
 
-        import solvergym  # noqa: F401  (registers the env ids)
-
-        from ..agents.hf import HFAgent, SamplingConfig
-        from ..agents.models import load_model
-
         self.cfg = cfg = config.validate()
         if accelerator is None:
             mp = cfg.mixed_precision
@@ -197,8 +197,6 @@ class Trainer:
 
     def _make_policy(self, hf_cls):
         if self.cfg.rollout_backend == "vllm":
-            from ..agents.vllm import VLLMAgent
-
             return VLLMAgent(self.cfg.model, sampling=self.sampling, system_prompt=self.cfg.system_prompt,
                              max_model_len=self.cfg.max_total_tokens)
         return hf_cls(self.unwrapped, self.tokenizer, sampling=self.sampling, system_prompt=self.cfg.system_prompt,
@@ -552,8 +550,6 @@ class Trainer:
             self.train_step(insts[s:s + p])
 
     def train_curriculum(self) -> list[dict[str, float]]:
-        from ..envs.sat.curriculum import CurriculumConfig, SaturnCurriculum
-
         cc = dict(self.cfg.curriculum)
         if "initial" in cc:
             cc["initial"] = tuple(cc["initial"])

@@ -19,6 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+from solvergym.algorithms.config import make_config
+from solvergym.benchmarks.evaluate import format_table
+from solvergym.kv import parse_kv
+
 HERE = Path(__file__).resolve()
 
 
@@ -61,11 +65,6 @@ def plot(curves: dict[str, list[dict]], path: Path, title: str) -> None:
 
 
 def main(argv=None) -> int:
-    from solvergym.algorithms.config import make_config
-    from solvergym.algorithms.trainer import Trainer
-    from solvergym.benchmarks.evaluate import format_table
-    from solvergym.cli import parse_kv
-
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--presets", nargs="*", default=["grpo", "dapo", "reinforce_pp"])
     p.add_argument("--env", default="SolverSAT-v0")
@@ -78,6 +77,10 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=HERE.parent / "results" / "learning")
     a = p.parse_args(argv)
+    try:
+        env_kwargs = parse_kv(a.env_kwargs)
+    except ValueError as e:
+        raise SystemExit(f"--env-kwargs: {e}") from None
     a.out.mkdir(parents=True, exist_ok=True)
     curves, summary = {}, {}
     for preset in a.presets:
@@ -86,7 +89,9 @@ def main(argv=None) -> int:
         if metrics.exists() and sum(1 for _ in metrics.open()) >= a.steps:  # done earlier: reuse
             hist = [json.loads(line) for line in metrics.read_text().splitlines()]
         else:
-            cfg = make_config(preset, env=a.env, env_kwargs=parse_kv(a.env_kwargs), steps=a.steps,
+            from solvergym.algorithms.trainer import Trainer  # lazy: torch, only when a preset still has steps to run
+
+            cfg = make_config(preset, env=a.env, env_kwargs=env_kwargs, steps=a.steps,
                               prompts_per_step=a.prompts, group_size=a.group, max_new_tokens=a.tokens,
                               lr=a.lr, seed=a.seed, out_dir=str(run), resume="auto", save_every=10)
             Trainer(cfg).train()
@@ -98,7 +103,7 @@ def main(argv=None) -> int:
     print(format_table(rows, [("preset", "preset", "s"), ("first10", "reward first 10", "+.3f"),
                               ("last10", "reward last 10", "+.3f"), ("rise", "rise", "+.3f"),
                               ("acc0", "acc first 10", ".2f"), ("acc1", "acc last 10", ".2f")]))
-    plot(curves, a.out / "learning.png", f"{a.env} {parse_kv(a.env_kwargs) or ''}, SmolLM2-135M, CPU")
+    plot(curves, a.out / "learning.png", f"{a.env} {env_kwargs or ''}, SmolLM2-135M, CPU")
     (a.out / "learning.json").write_text(json.dumps({"settings": vars(a) | {"out": str(a.out)}, "summary": summary},
                                                     indent=2, default=str) + "\n")
     print(f"wrote {a.out / 'learning.json'} and {a.out / 'learning.png'}")

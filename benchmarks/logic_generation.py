@@ -28,6 +28,7 @@ try:
     import solvergym  # noqa: F401
 except ImportError:  # run from a checkout without installing: the root is the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from solvergym.agents.scripted import oracle_action
 from solvergym.benchmarks.evaluate import format_table
 from solvergym.envs.knights.generator import generate_knights
 from solvergym.envs.lsat.generator import GAMES, generate_lsat
@@ -97,7 +98,7 @@ def env_rows(repeat: int, quick: bool) -> list[dict]:
         def episodes():
             for s in range(count):
                 env.reset(seed=s)
-                env.step(env.oracle_action())
+                env.step(oracle_action(env))
         rows.append({"what": f"{env_id} reset + oracle trace + verify", "per_s": rate(episodes, count, repeat),
                      "note": "default difficulty"})
     return rows

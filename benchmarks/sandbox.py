@@ -33,8 +33,8 @@ except ImportError:  # run from a checkout without installing: the root is the p
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from solvergym.benchmarks.evaluate import format_table
 from solvergym.envs.sandbox import Limits, SandboxPool
-from solvergym.envs.sat.generator import decision_instance
-from solvergym.envs.tool.programs import cnf_program
+from solvergym.envs.sat.decision import decision_instance
+from solvergym.envs.sat.programs import cnf_program
 
 SOLVERS = ("z3", "pysmt", "python-sat", "ortools", "sympy")
 TARGET_MS = {"z3": 20.0, "ortools": 25.0}

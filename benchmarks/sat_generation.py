@@ -27,8 +27,10 @@ except ImportError:  # run from a checkout without installing: the root is the p
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from solvergym.benchmarks.evaluate import format_table
 from solvergym.envs.sat.datasets import SATURN_HARD_LEVELS, build_saturn_2_6k
-from solvergym.envs.sat.generator import decision_instance, plant, sat_construction
-from solvergym.envs.sat.verify import first_violated, satisfies_batch
+from solvergym.envs.sat.cnf import first_violated
+from solvergym.envs.sat.decision import decision_instance
+from solvergym.envs.sat.generator import plant, sat_construction
+from solvergym.envs.sat.verify import satisfies_batch
 
 
 def rate(fn, count: int, repeat: int) -> float:

@@ -52,6 +52,7 @@ try:
     import solvergym  # noqa: F401
 except ImportError:  # run from a checkout without installing: the root is the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from solvergym.agents.scripted import oracle_action
 from solvergym.benchmarks.evaluate import format_table
 from solvergym.envs.knights.generator import generate_knights
 from solvergym.envs.knights.verify import KNIGHTS
@@ -373,7 +374,7 @@ def worst_case_rows(budget: float, step_mode_steps: int = 60) -> list[dict]:
         print(f"  worst case, {name}: {wall:.1f} s", file=sys.stderr)
     env = gym.make("SolverZebra-v0", mode="step", **kw).unwrapped
     env.reset(seed=0)
-    total = env.step(env.oracle_action())[1]  # the true premises
+    total = env.step(oracle_action(env))[1]  # the true premises
     worst = worst_cpu = 0.0
     unverified = 0
     steps = true_disjunctions(ZEBRA, inst, step_mode_steps)

@@ -35,6 +35,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import gymnasium as gym
+
+import solvergym  # noqa: F401  (registers the env ids)
+from solvergym.agents.models import load_model
+from solvergym.algorithms.config import make_config
+from solvergym.benchmarks.evaluate import format_table
+
 HERE = Path(__file__).resolve()
 TRL_SETTINGS = {
     "grpo": dict(loss_type="grpo", beta=1e-3, epsilon=0.2, epsilon_high=0.2, temperature=0.8),
@@ -48,10 +55,6 @@ def _peak_gib() -> float:
 
 
 def prompts(n: int, seed: int = 0) -> list[dict]:
-    import gymnasium as gym
-
-    import solvergym  # noqa: F401
-
     env = gym.make("SolverSAT-v0")
     out = []
     for i in range(n):
@@ -63,8 +66,7 @@ def prompts(n: int, seed: int = 0) -> list[dict]:
 def worker_ours(a) -> dict:
     import torch
 
-    from solvergym.algorithms.config import make_config
-    from solvergym.algorithms.trainer import Trainer
+    from solvergym.algorithms.trainer import Trainer  # lazy: torch; the parent process and the TRL worker do without it
 
     total = a.warmup + a.steps
     with tempfile.TemporaryDirectory() as d:
@@ -84,13 +86,9 @@ def worker_ours(a) -> dict:
 
 
 def worker_trl(a) -> dict:
-    import gymnasium as gym
     from datasets import Dataset
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
-
-    import solvergym  # noqa: F401
-    from solvergym.agents.models import load_model
 
     total = a.warmup + a.steps
     rows = prompts(a.prompts * total)
@@ -167,7 +165,6 @@ def main(argv=None) -> int:
         have_trl = True
     except ImportError:
         have_trl = False
-    from solvergym.benchmarks.evaluate import format_table
 
     rows = []
     for preset in a.presets:

@@ -1,4 +1,4 @@
-"""The text-environment contract every solvergym env keeps (DESIGN.md, "Contracts").
+"""The text-environment contract every solvergym env keeps (docs/design.md, "Contracts").
 
 An env is a ``gymnasium.Env[str, str]``:
 
@@ -29,6 +29,7 @@ A family implements five hooks: :meth:`TextEnv.generate`, :meth:`TextEnv.prompt`
 from __future__ import annotations
 
 import copy
+import inspect
 import dataclasses
 import hashlib
 import json
@@ -149,6 +150,12 @@ def _asdict_or_fail(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return dataclasses.asdict(obj)
     raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
+
+
+def _signature_defaults(fn: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The keyword parameters of ``fn`` that have defaults, and the defaults."""
+    return {name: p.default for name, p in inspect.signature(fn).parameters.items()
+            if name not in ("self", *skip) and p.default is not inspect.Parameter.empty}
 
 
 def _preview(text: str, max_chars: int) -> str:
@@ -313,6 +320,26 @@ class TextEnv(gym.Env[str, str]):
     def coerce_instance(self, obj: Any) -> Instance:
         """Accept the family's dataclass, its ``dict`` or its JSON text."""
         return self.instance_cls.coerce(obj)
+
+    # ------------------------------------------------------------------ for agents
+    def gold(self):
+        """The ground truth of the current instance (:class:`~solvergym.envs.problem.Gold`), for
+        oracles only (``agents/scripted.py``); never part of an observation or ``info``."""
+        raise NotImplementedError
+
+    def sample_answer(self, rng: np.random.Generator) -> str:
+        """A uniformly random answer in the format the env expects next (a random baseline)."""
+        raise NotImplementedError
+
+    @classmethod
+    def kwargs_defaults(cls) -> dict[str, Any]:
+        """Every keyword argument the constructor takes and its default (for the registry)."""
+        return _signature_defaults(cls.__init__)
+
+    @property
+    def turn(self) -> int:
+        """Steps taken in the current episode."""
+        return self._turn
 
     @property
     def difficulty(self) -> dict[str, Any]:

@@ -8,13 +8,14 @@ from solvergym.algorithms.advantages import (
     grpo_advantages, grpo_step_advantages, group_mean_baseline, masked_whiten, reinforce_pp_returns,
     reinforce_pp_token_rewards,
 )
-from solvergym.algorithms.config import PRESETS, make_config, parse_overrides
+from solvergym.algorithms.config import PRESETS, make_config
 from solvergym.algorithms.dapo import frac_zero_std, group_has_signal, overlong_penalty
 from solvergym.algorithms.kl import kl_estimate
 from solvergym.algorithms.losses import aggregate, clipped_surrogate
 from solvergym.algorithms.partial_kl import partial_kl_mask
 from solvergym.algorithms.rollout import section_mask
 from solvergym.algorithms.trainer import token_logprobs
+from solvergym.kv import parse_kv
 
 R = torch.tensor([1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0])
 G = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1])
@@ -200,7 +201,7 @@ def test_presets_carry_the_papers_values():
     assert (grpo.kl_coef, grpo.kl_estimator, grpo.lr, grpo.temperature) == (1e-3, "k3", 5e-7, 0.8)
     rpp = make_config("reinforce_pp")
     assert (rpp.kl_coef, rpp.kl_in, rpp.kl_estimator, rpp.partial_kl, rpp.eps_high) == (5e-4, "reward", "k1", "paper", 0.30)
-    cfg = make_config("dapo", overrides=parse_overrides(["lr=3e-5", "env_kwargs={\"k\": 4}", "partial-kl=code"]))
+    cfg = make_config("dapo", overrides=parse_kv(["lr=3e-5", "env_kwargs={\"k\": 4}", "partial-kl=code"], fields=True))
     assert cfg.lr == 3e-5 and cfg.env_kwargs == {"k": 4} and cfg.partial_kl == "code"
     assert set(PRESETS) == {"grpo", "dapo", "reinforce_pp"}
     with pytest.raises(ValueError):

@@ -70,3 +70,32 @@ def test_train_cli_writes_metrics_curve_and_model(tmp_path, capsys):
     assert (out / "final" / "config.json").exists()
     assert main(["plot", str(out), "--out", str(tmp_path / "p.png")]) == 0
     assert (tmp_path / "p.png").exists()
+
+
+def test_kv_parser_both_readings():
+    from solvergym.kv import coerce_value, parse_kv
+
+    # env kwargs: JSON values (str fallback), {...} objects merged, keys verbatim
+    assert parse_kv(["k=7", "l=20", "show_mapping=true", "aggregation=any", '{"n": 3}']) == {
+        "k": 7, "l": 20, "show_mapping": True, "aggregation": "any", "n": 3}
+    assert parse_kv(None) == {} and parse_kv(["a=b=c"]) == {"a": "b=c"}
+    # config overrides: the strings as typed, keys as field names; coerce_value types them
+    assert parse_kv(["lr=1", " partial-kl =code", "lora_targets=[\"q\"]"], fields=True) == {
+        "lr": "1", "partial_kl": "code", "lora_targets": '["q"]'}
+    assert coerce_value("1", 0.5) == 1.0 and isinstance(coerce_value("1", 0.5), float)
+    assert coerce_value('["q"]', ("q", "k")) == ("q",) and coerce_value("code", None) == "code"
+    assert coerce_value("true", False) is True and coerce_value("2", 1) == 2
+    for items, fields, msg in ((["k"], False, "expected key=value"), (["=5"], False, "expected key=value"),
+                               ([" =5"], True, "expected key=value"), (["k=1", "k=2"], False, "repeated key 'k'"),
+                               (['{"k": 1}', "k=2"], False, "repeated key 'k'"), (["[1]"], False, "expected"),
+                               (["{1}"], False, "is not a JSON object"), (['{"a": 1'], False, "is not a JSON object"),
+                               (["partial-kl=a", "partial_kl=b"], True, "repeated key 'partial_kl'")):
+        with pytest.raises(ValueError, match=msg):
+            parse_kv(items, fields=fields)
+
+
+def test_bad_kwargs_exit_with_a_message():
+    with pytest.raises(SystemExit, match=r"^--kwargs: expected key=value, got 'k'$"):
+        main(["sample", "SolverSAT-v0", "--kwargs", "k"])
+    with pytest.raises(SystemExit, match=r"^--kwargs: repeated key 'k' in 'k=2'$"):
+        main(["check-trace", "SolverZebra-v0", "x.jsonl", "--kwargs", "k=1", "k=2"])

@@ -12,6 +12,7 @@ from gymnasium.error import ResetNeeded
 from gymnasium.utils.env_checker import check_env
 
 import solvergym
+from solvergym.agents.scripted import oracle_action
 from solvergym.envs.base import TextSpace, validate_action
 from solvergym.registry import default_kwargs, env_ids, get_entry
 
@@ -19,10 +20,10 @@ IDS = env_ids()
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def play_oracle(env):
+def play_oracle(env, obs=None):
     """Step the oracle until the episode ends (multi-turn envs take several steps)."""
-    for _ in range(env.max_turns - env._turn):
-        action = env.oracle_action()
+    for _ in range(env.max_turns - env.turn):
+        action = oracle_action(env, obs)  # it reads the last observation (a tool response)
         assert env.action_space.contains(action)
         obs, reward, terminated, truncated, info = env.step(action)
         assert "error" not in info
@@ -68,7 +69,7 @@ def test_make_vec_sync(env_id):
     assert len(obs) == 3 and all(isinstance(o, str) and o for o in obs)
     assert len(set(obs)) == 3  # seeds 5, 6, 7 give different instances
     envs = venv.unwrapped.envs
-    actions = [e.unwrapped.oracle_action() for e in envs]
+    actions = [oracle_action(e, o) for e, o in zip(envs, obs)]
     obs, rew, term, trunc, infos = venv.step(actions)
     assert rew.shape == (3,) and term.all() and not trunc.any()
     assert infos["correct"].all()  # every env reports info["correct"] on its final step

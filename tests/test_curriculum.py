@@ -4,8 +4,8 @@ import itertools
 import pytest
 
 from solvergym.envs.sat.curriculum import CurriculumConfig, SaturnCurriculum
-from solvergym.envs.sat.generator import formula_key
-from solvergym.envs.sat.verify import first_violated, saturn_reward
+from solvergym.envs.sat.cnf import first_violated, formula_key
+from solvergym.envs.sat.verify import saturn_reward
 
 
 class ScriptedLearner:

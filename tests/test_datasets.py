@@ -9,12 +9,13 @@ import gymnasium as gym
 import pytest
 
 import solvergym  # noqa: F401
+from solvergym.agents.scripted import oracle_action
 from solvergym.envs.sat.datasets import (
     SATURN_HARD_LEVELS, SATURN_TRAIN_LEVELS, build_sat_bench, build_saturn_2_6k, load_sat_bench_jsonl,
     load_saturn_jsonl,
 )
-from solvergym.envs.sat.generator import difficulty, formula_key
-from solvergym.envs.sat.verify import first_violated
+from solvergym.envs.sat.cnf import first_violated, formula_key
+from solvergym.envs.sat.generator import difficulty
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +94,7 @@ def test_sat_bench_balanced_certified_and_usable(tmp_path):
                                                         for i in load_sat_bench_jsonl(tmp_path / "test.jsonl")}
     env = gym.make("SolverSATBench-v0").unwrapped
     env.reset(options={"instance": train[0]})
-    _, r, *_ = env.step(env.oracle_action())
+    _, r, *_ = env.step(oracle_action(env))
     assert r == pytest.approx(1.1)
     assert m["files"]["train.jsonl"]["satisfiable"] == 12
 

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from solvergym.envs.sat.equivalence import check_equivalence, decision_truth, formula_to_z3, saturn_truth
-from solvergym.envs.sat.generator import DecisionInstance, SATInstance
+from solvergym.envs.sat.decision import DecisionInstance
+from solvergym.envs.sat.generator import SATInstance
 
 E1 = DecisionInstance.from_dict(json.loads((Path(__file__).parent / "data" / "sat_rl_e1_instance.json").read_text()))
 TRUTH = decision_truth(E1)

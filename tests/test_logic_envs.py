@@ -13,6 +13,7 @@ from gymnasium.utils.env_checker import check_env
 from hypothesis import given, settings, strategies as st
 
 import solvergym  # noqa: F401
+from solvergym.agents.scripted import oracle_action, random_action
 from solvergym.envs.logic_steps.env import format_answer
 
 IDS = ["SolverZebra-v0", "SolverKnights-v0", "SolverLSAT-v0"]
@@ -23,7 +24,7 @@ KEYS = {"parsed", "format", "accuracy", "novel", "consistency", "contra"}
 def run_oracle(env):
     total, n, done = 0.0, 0, False
     while not done:
-        obs, r, term, trunc, info = env.step(env.oracle_action())
+        obs, r, term, trunc, info = env.step(oracle_action(env))
         assert r == pytest.approx(sum(info["reward_components"].values()))
         assert set(info["reward_components"]) == KEYS and "error" not in info
         total += r
@@ -63,7 +64,7 @@ def test_oracle_step_mode(env_id):
     done = False
     n = 0
     while not done:
-        obs, r, term, trunc, info = env.step(env.oracle_action())
+        obs, r, term, trunc, info = env.step(oracle_action(env))
         for k, v in info["reward_components"].items():
             paid[k] += v
         n += 1
@@ -127,7 +128,8 @@ def test_step_mode_payments_and_verdicts():
     assert r == pytest.approx(sum(_diff(_running(5, 1, 1, parsed=False), _running(4, 1, 1)).values()))
     obs, r, term, trunc, info = step("no formula in this one")
     assert "error" in info and r == 0.0
-    obs, r, term, trunc, info = step(env.oracle_action())  # the next gold step is still novel
+    sentence, formula = env.gold_steps()[0]  # a gold step (numbered after the five sent) is still novel
+    obs, r, term, trunc, info = step(f"{sentence.rstrip('.')}. S6: {formula}.")
     assert info["step"]["label"] in ("novel", "redundant")
     sol_action = format_answer(env.family.solution_only(env.family.gold_answer(inst)))
     obs, r, term, trunc, info = step(sol_action)
@@ -156,8 +158,8 @@ def test_step_mode_without_unique_premises_pays_no_process_reward():
 def test_step_mode_budget_truncates():
     env = gym.make("SolverKnights-v0", mode="step", max_turns=3).unwrapped
     env.reset(seed=0)
-    env.step(env.oracle_action())
-    env.step(env.oracle_action())
+    env.step(oracle_action(env))
+    env.step(oracle_action(env))
     obs, r, term, trunc, info = env.step("Still thinking. S9: Knight(nobody).")
     assert trunc and not term
 
@@ -168,7 +170,7 @@ def test_random_agent_is_well_formed(env_id):
     rng = np.random.default_rng(0)
     for seed in range(5):
         env.reset(seed=seed)
-        obs, r, term, trunc, info = env.step(env.random_action(rng))
+        obs, r, term, trunc, info = env.step(random_action(env, rng))
         assert term and "error" not in info and info["signals"]["r_parsed"] == 1.0
 
 
@@ -177,7 +179,7 @@ def test_reward_presets_through_the_env(env_id):
     for preset, expected in [("or_int", 0.75), ("minus_n", 1.15), ("minus_nc", 1.15), ("or_nl", 0.75)]:
         env = gym.make(env_id, reward=preset).unwrapped
         env.reset(seed=2)
-        obs, r, *_ , info = env.step(env.oracle_action())
+        obs, r, *_ , info = env.step(oracle_action(env))
         assert r == pytest.approx(expected), preset
     env = gym.make(env_id, reward="or_nl").unwrapped
     obs, _ = env.reset(seed=2)
@@ -216,7 +218,7 @@ def test_make_vec_sync_both_modes():
         venv = gym.make_vec("SolverKnights-v0", num_envs=3, vectorization_mode="sync", mode=mode)
         obs, infos = venv.reset(seed=5)
         assert len(set(obs)) == 3
-        actions = [e.unwrapped.oracle_action() for e in venv.unwrapped.envs]
+        actions = [oracle_action(e.unwrapped) for e in venv.unwrapped.envs]
         obs, rew, term, trunc, infos = venv.step(actions)
         assert rew.shape == (3,) and (infos["reward_components"]["parsed"] > 0).all()
         venv.close()
@@ -256,7 +258,7 @@ def test_hostile_actions_never_raise(env_id, mode):
     for i, action in enumerate(HOSTILE):
         env.reset(seed=i)
         if mode == "step" and i % 2:
-            env.step(env.oracle_action())
+            env.step(oracle_action(env))
         obs, r, term, trunc, info = env.step(action)
         assert isinstance(obs, str) and r == pytest.approx(sum(info["reward_components"].values()))
 
@@ -273,7 +275,7 @@ def test_fuzzed_actions_never_raise(text, env_id, mode, warm):
     env = _envs[env_id, mode]
     env.reset(seed=1)
     if warm and mode == "step":
-        env.step(env.oracle_action())
+        env.step(oracle_action(env))
     obs, r, term, trunc, info = env.step(text)
     assert isinstance(obs, str) and np.isfinite(r)
     assert r == pytest.approx(sum(info["reward_components"].values()))
@@ -312,5 +314,5 @@ def test_empty_reasoning_breaks_the_format(env_id):
     # OR-NL asks for the solution only: no reasoning is the format it asks for
     nl = gym.make(env_id, reward="or_nl").unwrapped
     nl.reset(seed=0)
-    obs, r, *_, info = nl.step(nl.oracle_action())
+    obs, r, *_, info = nl.step(oracle_action(nl))
     assert r == pytest.approx(0.75) and info["signals"]["r_format"] == 1.0

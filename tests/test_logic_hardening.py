@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import solvergym  # noqa: F401
+from solvergym.agents.scripted import oracle_action
 from solvergym.benchmarks.step_verify import world_exclusions  # the same attack the benchmark times
 from solvergym.envs.logic_steps.env import format_answer
 from solvergym.envs.logic_steps.formula import parse_formula
@@ -137,7 +138,7 @@ def test_honest_traces_are_far_from_the_default_budget():
     # the largest Zebra with its gold trace: its measured time is a small part of the default
     env = gym.make("SolverZebra-v0", n_houses=6, n_attributes=11).unwrapped
     env.reset(seed=1)
-    obs, r, term, trunc, info = env.step(env.oracle_action())
+    obs, r, term, trunc, info = env.step(oracle_action(env))
     vb = info["verify_budget"]
     assert r == pytest.approx(1.55) and not vb["exhausted"] and vb["used_s"] < vb["budget_s"] / 5
 
@@ -197,13 +198,13 @@ def test_truncated_step_episode_has_a_bounded_total():
     env.reset(seed=0)
     total, trunc = 0.0, False
     while not trunc:
-        obs, r, term, trunc, info = env.step(env.oracle_action())
+        obs, r, term, trunc, info = env.step(oracle_action(env))
         assert not term
         total += r
     # the running value: w_parsed + 0.5 w_novel with every step novel
     assert total == pytest.approx(0.15 + 0.5 * 0.40)
     env.reset(seed=0)
-    env.step(env.oracle_action())
+    env.step(oracle_action(env))
     for k, f in enumerate(world_exclusions(ZEBRA, env.instance, 7), 1):
         obs, r, term, trunc, info = env.step(f"Because. S{k}: {f}.")
         total += r
@@ -215,7 +216,7 @@ def test_step_credit_final_pays_the_trace_score_at_the_solution():
     env.reset(seed=4)
     rewards, done = [], False
     while not done:
-        obs, r, term, trunc, info = env.step(env.oracle_action())
+        obs, r, term, trunc, info = env.step(oracle_action(env))
         rewards.append(r)
         done = term or trunc
     assert rewards[:-1] == [0.0] * (len(rewards) - 1)
@@ -276,7 +277,7 @@ def test_gold_traces_keep_the_maximum_in_both_modes(env_id):
             env.reset(seed=seed)
             total, done = 0.0, False
             while not done:
-                obs, r, term, trunc, info = env.step(env.oracle_action())
+                obs, r, term, trunc, info = env.step(oracle_action(env))
                 total += r
                 done = term or trunc
             assert total == pytest.approx(1.55), (mode, seed, info["reason"])
@@ -394,6 +395,6 @@ def test_premises_that_are_not_the_puzzle_earn_no_process_reward(env_id):
 def test_reports_are_json_ready():
     env = gym.make("SolverLSAT-v0").unwrapped
     env.reset(seed=0)
-    obs, r, *_, info = env.step(env.oracle_action())
+    obs, r, *_, info = env.step(oracle_action(env))
     json.dumps({k: info[k] for k in ("steps", "signals", "verify_budget", "metrics")})
     assert info["metrics"]["sat"] is True and info["metrics"]["gate"] is True

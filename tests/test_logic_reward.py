@@ -7,8 +7,10 @@ import gymnasium as gym
 import pytest
 
 import solvergym  # noqa: F401
+from solvergym.agents.scripted import oracle_action
 from solvergym.envs.knights.verify import KNIGHTS
-from solvergym.envs.logic_steps.check_trace import add_cli, check_trace, main as check_main
+from solvergym.cli_check_trace import add_cli, main as check_main, run as check_and_print
+from solvergym.envs.logic_steps.check_trace import check_trace
 from solvergym.envs.logic_steps.env import format_answer, gold_steps, gold_trace
 from solvergym.envs.logic_steps.metrics import summarize, trace_row
 from solvergym.envs.logic_steps.reward import PRESETS, RewardConfig, aggregate, get_preset, spring_reward
@@ -171,10 +173,14 @@ def test_check_trace_prints_and_writes(tmp_path, capsys):
     out = tmp_path / "report.json"
     bad = tmp_path / "traces.jsonl"
     bad.write_text(DATA.read_text() + "not json\n" + json.dumps({"instance": {"n_houses": 3}, "output": "x"}) + "\n")
-    report = check_trace("SolverZebra-v0", bad, out)
+    report = check_and_print("SolverZebra-v0", bad, out)
     printed = capsys.readouterr().out
     assert "contradictory" in printed and "Contra/100 steps" in printed and "wrote" in printed
     saved = json.loads(out.read_text())
+    # the scoring module itself prints nothing and writes the same report
+    check_trace("SolverZebra-v0", bad, tmp_path / "quiet.json")
+    assert capsys.readouterr().out == ""
+    assert json.loads((tmp_path / "quiet.json").read_text()) == saved
     assert saved["n"] == 6 and saved["bad_lines"] == 2 and report["summary"]["all"]["n"] == 6
     gold = next(t for t in saved["traces"] if t["id"] == "gold")
     assert gold["reward"] == pytest.approx(1.55) and len(gold["steps"]) == 5
@@ -216,9 +222,9 @@ def test_cell_acc_is_over_all_cells_of_all_puzzles(tmp_path, capsys):
     wrong["solution"]["rows"] = [[r[0]] + rows[(h + 1) % 6][1:] for h, r in enumerate(rows)]
     traces = tmp_path / "mixed.jsonl"
     traces.write_text("".join(json.dumps(rec) + "\n" for rec in (
-        {"id": "2x2", "instance": small.instance.to_dict(), "output": small.oracle_action()},
+        {"id": "2x2", "instance": small.instance.to_dict(), "output": oracle_action(small)},
         {"id": "6x6", "instance": big.instance.to_dict(), "output": format_answer(wrong)})))
-    report = check_trace("SolverZebra-v0", traces, tmp_path / "mixed.report.json")
+    report = check_and_print("SolverZebra-v0", traces, tmp_path / "mixed.report.json")
     summary = report["summary"]
     assert summary["all"]["cell_acc"] == pytest.approx(4 / 40)
     by_id = {t["id"]: t for t in report["traces"]}
@@ -246,7 +252,7 @@ def test_person_acc_is_over_all_persons_of_all_puzzles():
     eight.reset(seed=0)
     flipped = KNIGHTS.gold_answer(eight.instance)
     flipped["solution"] = {n: ("knave" if r == "knight" else "knight") for n, r in flipped["solution"].items()}
-    rows = [trace_row(two.score(two.oracle_action())), trace_row(eight.score(format_answer(flipped)))]
+    rows = [trace_row(two.score(oracle_action(two))), trace_row(eight.score(format_answer(flipped)))]
     s = summarize(rows)["all"]
     assert s["person_acc"] == pytest.approx(2 / 10) and s["person_acc_macro"] == pytest.approx(0.5)
     assert (rows[0]["persons_right"], rows[0]["persons_total"]) == (2, 2)

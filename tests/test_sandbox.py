@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from solvergym.envs.sandbox import Limits, SandboxConfig, SandboxPool, SandboxResult
-from solvergym.envs.tool.programs import cnf_program, hack_program
+from solvergym.envs.sat.programs import cnf_program, hack_program
 
 ROOT = Path(__file__).resolve().parents[1]
 IS_ROOT = os.geteuid() == 0

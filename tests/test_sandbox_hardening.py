@@ -18,8 +18,9 @@ import pytest
 from solvergym.envs.sandbox import Limits, SandboxConfig, SandboxPool
 from solvergym.envs.sandbox import record as rec
 from solvergym.envs.sat.equivalence import Truth, check_equivalence
-from solvergym.envs.sat.generator import DecisionInstance
-from solvergym.envs.tool import SolverToolEnv, cnf_program
+from solvergym.envs.sat.decision import DecisionInstance
+from solvergym.envs.modes.tool import SolverToolEnv
+from solvergym.envs.sat.programs import cnf_program
 
 IS_ROOT = os.geteuid() == 0
 E1 = DecisionInstance.from_dict(json.loads((Path(__file__).parent / "data" / "sat_rl_e1_instance.json").read_text()))

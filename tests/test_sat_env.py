@@ -7,10 +7,11 @@ import pytest
 from hypothesis import given, strategies as st
 
 import solvergym  # noqa: F401
+from solvergym.agents.scripted import oracle_action
 from solvergym.envs.sat.datasets import instance_from_saturn_record
-from solvergym.envs.sat.env import saturn_prompt
-from solvergym.envs.sat.generator import parse_clauses
-from solvergym.envs.sat.verify import correctness_reward, decision_reward, first_violated, parse_decision
+from solvergym.envs.sat.cnf import first_violated, parse_clauses
+from solvergym.envs.sat.prompts import saturn_prompt
+from solvergym.envs.sat.verify import correctness_reward, decision_reward, parse_decision
 
 DATA = Path(__file__).parent / "data" / "saturn_released_sample.jsonl"
 
@@ -145,7 +146,7 @@ def test_large_k_prompt_explains_naming():
     env = sat_env(k=30, l=40)
     obs, _ = env.reset(seed=0)
     assert "A1..Z1" in obs and env.instance.k == 30
-    _, r, *_ = env.step(env.oracle_action())
+    _, r, *_ = env.step(oracle_action(env, env._last_obs))
     assert r == 1.0
 
 
@@ -218,16 +219,16 @@ def test_bare_yes_no_fences_are_final_answers():
 @pytest.fixture
 def drup_checks(monkeypatch):
     """Every DRUP proof check the library runs (the real check; only counted)."""
-    import solvergym.envs.sat.verify as verify
+    import solvergym.envs.sat.decision as decision
 
     calls = []
-    real = verify.check_drup
+    real = decision.check_drup
 
     def counted(clauses, proof):
         calls.append(len(proof))
         return real(clauses, proof)
 
-    monkeypatch.setattr(verify, "check_drup", counted)
+    monkeypatch.setattr(decision, "check_drup", counted)
     return calls
 
 
@@ -272,11 +273,11 @@ def test_tool_env_followers_do_not_recheck_the_drup_proof(drup_checks):
     envs = [gym.make("SolverTool-v0", sat_ratio=0.0) for _ in range(8)]
     first_obs, _ = envs[0].reset(seed=0)
     leader = envs[0].unwrapped.instance
-    problem = envs[0].unwrapped._task_instance()
+    problem = envs[0].unwrapped.problem_instance()
     assert not problem.satisfiable and problem.proof
     for env in envs[1:]:
         obs, info = env.reset(seed=0, options={"instance": leader})
-        assert obs == first_obs and env.unwrapped._task_instance() == problem
+        assert obs == first_obs and env.unwrapped.problem_instance() == problem
     assert drup_checks == []
     # a bare task instance (the SAT-Bench dataclass) is not checked again either
     for env in envs[1:]:
@@ -286,7 +287,7 @@ def test_tool_env_followers_do_not_recheck_the_drup_proof(drup_checks):
     changed = copy.deepcopy(leader)
     changed.problem["proof"] = changed.problem["proof"] + ["d 1 0"]
     envs[1].reset(seed=0, options={"instance": changed})
-    assert len(drup_checks) == 1 and envs[1].unwrapped._task_instance().proof[-1] == "d 1 0"
+    assert len(drup_checks) == 1 and envs[1].unwrapped.problem_instance().proof[-1] == "d 1 0"
     changed.problem["proof"] = []
     with pytest.raises(ValueError, match="DRUP proof"):
         envs[2].reset(seed=0, options={"instance": changed})

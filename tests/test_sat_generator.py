@@ -6,13 +6,15 @@ import pytest
 from hypothesis import given, strategies as st
 from pysat.solvers import Solver
 
+from solvergym.envs.sat import cnf as C
 from solvergym.envs.sat import generator as G
-from solvergym.envs.sat.datasets import SATURN_HARD_LEVELS
-from solvergym.envs.sat.generator import (
-    clauses_per_solution, count_models, decision_instance, difficulty, format_clauses, formula_key,
-    parse_clauses, plant, sat_construction, var_index, var_name,
+from solvergym.envs.sat.cnf import (
+    check_drup, count_models, first_violated, format_clauses, formula_key, parse_clauses, var_index, var_name,
 )
-from solvergym.envs.sat.verify import check_drup, first_violated, saturn_reward, satisfies_batch
+from solvergym.envs.sat.datasets import SATURN_HARD_LEVELS
+from solvergym.envs.sat.decision import decision_instance
+from solvergym.envs.sat.generator import clauses_per_solution, difficulty, plant, sat_construction
+from solvergym.envs.sat.verify import saturn_reward, satisfies_batch
 
 
 def brute_force_models(clauses, k):
@@ -115,11 +117,11 @@ def test_any_model_from_a_cdcl_solver_is_accepted_and_a_flipped_bit_rejected():
 def test_model_count_paths_agree():
     for seed, (k, l) in enumerate([(9, 4), (9, 20), (14, 10), (14, 60), (16, 70), (16, 8)]):
         inst = plant(3, k, l, seed)
-        by_enum = G._count_by_enumeration(inst.clauses, k)
-        assert G._count_by_cdcl(inst.clauses, k, 10**9) == (by_enum, True)
+        by_enum = C._count_by_enumeration(inst.clauses, k)
+        assert C._count_by_cdcl(inst.clauses, k, 10**9) == (by_enum, True)
         assert count_models(inst.clauses, k) == (by_enum, True) == (inst.model_count, inst.model_count_exact)
     inst = plant(3, 9, 20, 1)
-    assert G._count_by_enumeration(inst.clauses, 9) == len(brute_force_models(inst.clauses, 9))
+    assert C._count_by_enumeration(inst.clauses, 9) == len(brute_force_models(inst.clauses, 9))
     # above k = 20 the limit turns the count into a lower bound
     count, exact = count_models([[1, 2, 3]], 24, limit=50)
     assert count >= 50 and not exact

@@ -4,6 +4,7 @@ import gymnasium as gym
 import pytest
 
 import solvergym  # noqa: F401
+from solvergym.agents.scripted import oracle_action
 from solvergym.agents.models import load_tokenizer
 from solvergym.algorithms.sft import SFTConfig, assistant_token_mask, load_chat_jsonl, train_sft
 
@@ -13,7 +14,7 @@ def oracle_conversations(n, seed=0):
     convs = []
     for s in range(n):
         obs, info = env.reset(seed=seed + s)
-        convs.append(info["messages"] + [{"role": "assistant", "content": env.oracle_action()}])
+        convs.append(info["messages"] + [{"role": "assistant", "content": oracle_action(env)}])
     return convs
 
 

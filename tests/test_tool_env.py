@@ -12,11 +12,12 @@ from gymnasium.utils.env_checker import check_env
 from hypothesis import given, settings, strategies as st
 
 import solvergym  # noqa: F401
-from solvergym.agents.scripted import OracleAgent, SolverToolOracle
+from solvergym.agents.scripted import OracleAgent, SolverToolOracle, oracle_action, random_action
 from solvergym.envs.sandbox import SOLVER_FAMILIES, default_pool, shutdown_default_pool
-from solvergym.envs.sat.generator import DecisionInstance
-from solvergym.envs.tool import SolverToolEnv, ToolInstance, cnf_program, hack_program
-from solvergym.envs.tool.datasets import build_sat_rl_sft
+from solvergym.envs.sat.decision import DecisionInstance
+from solvergym.envs.modes.tool import SolverToolEnv, ToolInstance
+from solvergym.envs.sat.programs import cnf_program, hack_program
+from solvergym.agents.sft_data import build_sat_rl_sft
 
 ENV_ID = "SolverTool-v0"
 
@@ -94,7 +95,7 @@ def test_tool_sampling_is_uniform_seeded_and_optional():
     bench = gym.make("SolverSATBench-v0").unwrapped
     bench.reset(seed=7)
     env.reset(seed=7)
-    assert env._task_instance() == bench.instance
+    assert env.problem_instance() == bench.instance
     fixed = SolverToolEnv(tool_sampling=False, solver="sympy")
     assert {fixed.reset(seed=s)[1]["solver"] for s in range(10)} == {"sympy"}
     free = SolverToolEnv(tool_sampling=False)
@@ -112,11 +113,11 @@ def test_tool_sampling_is_uniform_seeded_and_optional():
 def test_app_e1_rewards_for_every_solver(solver):
     env = e1_env(solver)
     # the oracle: a correct program for the sampled solver, then the answer
-    obs, r, term, trunc, info = env.step(env.oracle_action())
+    obs, r, term, trunc, info = env.step(oracle_action(env, env._last_obs))
     assert (r, term, trunc) == (0.0, False, False) and "error" not in info
     assert obs == "<tool_response>\nstdout: sat\nstderr: \n</tool_response>"
     assert info["tool_result"]["solver_calls"][0][0] == solver
-    obs, r, term, trunc, info = env.step(env.oracle_action())
+    obs, r, term, trunc, info = env.step(oracle_action(env, env._last_obs))
     assert info["reward_components"] == FULL and r == pytest.approx(2.2) and term and not trunc
     assert info["equivalence"]["status"] == "equivalent"
 
@@ -195,7 +196,7 @@ def test_turn_budget_format_failures_and_combined_turns():
         env.step("```answer yes```")
     # with one turn left the oracle calls the tool and answers in the same turn
     env = e1_env("python-sat", max_turns=1)
-    action = env.oracle_action()
+    action = oracle_action(env, env._last_obs)
     assert "<tool_call>" in action and action.rstrip().endswith("```")
     obs, r, term, trunc, info = env.step(action)
     assert term and info["reward_components"] == FULL and obs.startswith("<tool_response>") and obs.endswith("Correct.")
@@ -234,13 +235,13 @@ def test_hostile_programs_leave_the_env_working():
 def test_sat_task_with_assignments():
     env = SolverToolEnv("sat", tool_sampling=False, solver="sympy", n=3, k=6, l=12)
     env.reset(seed=3)
-    inst = env._task_instance()
-    obs, *_ = env.step(env.oracle_action())
+    inst = env.problem_instance()
+    obs, *_ = env.step(oracle_action(env, env._last_obs))
     bits = obs.split("stdout: ")[1].split("\n")[1]
     assert len(bits) == 6 and set(bits) <= {"0", "1"}
-    _, r, term, _, info = env.step(env.oracle_action())
+    _, r, term, _, info = env.step(oracle_action(env, env._last_obs))
     assert info["reward_components"] == FULL and info["answer"] == bits
-    from solvergym.envs.sat.verify import first_violated
+    from solvergym.envs.sat.cnf import first_violated
 
     wrong = next(b for b in (format(i, "06b") for i in range(64)) if first_violated(inst.clauses, b) is not None)
     env.reset(seed=3)
@@ -261,7 +262,7 @@ def test_instances_round_trip_and_reset_options():
         obs, info = env.reset(seed=99, options={"instance": given})
         assert env.instance == inst and info["solver"] == inst.solver
     env.reset(options={"difficulty": {"num_clauses": 12}})
-    assert len(env._task_instance().clauses) == 12 and env.difficulty["num_clauses"] == 12
+    assert len(env.problem_instance().clauses) == 12 and env.difficulty["num_clauses"] == 12
     with pytest.raises(ValueError):
         env.reset(options={"difficulty": {"k": 3}})
     with pytest.raises(TypeError):
@@ -283,7 +284,7 @@ def test_agents_drive_the_env():
     import numpy as np
 
     env.reset(seed=11)
-    a = env.unwrapped.random_action(np.random.default_rng(0))
+    a = random_action(env, np.random.default_rng(0))
     assert a in ("```answer\nyes\n```", "```answer\nno\n```")
     env.close()
 
@@ -324,7 +325,7 @@ def test_envs_share_one_pool():
     envs = [SolverToolEnv(tool_sampling=False, solver="z3") for _ in range(12)]
     for i, env in enumerate(envs):
         env.reset(seed=i)
-        env.step(env.oracle_action())
+        env.step(oracle_action(env, env._last_obs))
     pool = default_pool()
     assert len(pool.server_pids()) <= pool.size and all(e._pool is pool for e in envs)
     for env in envs:
@@ -335,7 +336,7 @@ def test_envs_share_one_pool():
         not os.path.exists(f"/proc/{p}") or open(f"/proc/{p}/stat").read().split()[2] == "Z" for p in pids)
     env = SolverToolEnv(tool_sampling=False, solver="z3")  # a fresh pool after a shutdown
     env.reset(seed=0)
-    assert env.step(env.oracle_action())[4]["tool_result"]["status"] == "ok"
+    assert env.step(oracle_action(env, env._last_obs))[4]["tool_result"]["status"] == "ok"
     env.close()
 
 

@@ -13,6 +13,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 import toy_env  # noqa: E402
 
+from solvergym.agents.scripted import oracle_action
 from solvergym.algorithms.config import make_config  # noqa: E402
 from solvergym.algorithms.rollout import collate  # noqa: E402
 from solvergym.algorithms.trainer import LossInputs, Trainer, policy_loss, token_logprobs  # noqa: E402
@@ -274,7 +275,7 @@ def test_turn_credit_gives_step_rewards_to_their_own_tokens(tmp_path):
     env = gym.make("SolverKnights-v0", mode="step").unwrapped
     env.reset(seed=3)
     inst = env.instance
-    premises = env.oracle_action()
+    premises = oracle_action(env)
     sentence, formula = env.gold_steps()[0]
     name = inst.names[0]
     taut = f"Either way {name} is a knight or a knave"

@@ -7,6 +7,7 @@ import gymnasium as gym
 
 from solvergym.agents.hf import Completion
 from solvergym.envs.base import Instance, Outcome, TextEnv
+from solvergym.envs.problem import Gold
 
 
 @dataclass
@@ -38,10 +39,10 @@ class LetterEnv(TextEnv):
     def format_failure(self, reason):
         return Outcome({"correct": 0.0}, self._turn + 1 >= self.turns, "Format error: " + reason, error=reason)
 
-    def oracle_action(self):
-        return "e" * 10
+    def gold(self):
+        return Gold("e" * 10)
 
-    def random_action(self, rng):
+    def sample_answer(self, rng):
         return "tree"
 
 

@@ -7,20 +7,40 @@ nesting in a statement) and ``width`` (2-4 operands of And/Or).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..logic_steps.env import StepVerifiedEnv
-from ..logic_steps.trace import DEFAULT_VERIFY_BUDGET_S
+from ..problem import Knobs
 from .generator import KnightsInstance, generate_knights
 from .verify import KNIGHTS
 
-__all__ = ["KnightsEnv"]
+__all__ = ["KnightsEnv", "KnightsKnobs"]
 
 _LANGUAGE_GUIDE = """Formula language: Knight(A), Knave(A); Not(e), And(e1, e2, ...), Or(e1, e2, ...), Xor(e1, e2),
 Implies(e1, e2); e1 == e2 (same truth value, e.g. "A and C are of the same type": Knight(A) == Knight(C)) and e1 != e2.
 A statement S made by A becomes the premise Knight(A) == S (wrap S in parentheses if it is itself an ==)."""
+
+
+@dataclass(frozen=True)
+class KnightsKnobs(Knobs):
+    """Knights & Knaves' difficulty: ``n_people`` (2-8), ``depth`` (2-4 levels of nesting in a
+    statement) and ``width`` (2-4 operands of And/Or)."""
+
+    n_people: int = 3
+    depth: int = 2
+    width: int = 2
+
+    def normalise(self) -> dict[str, Any]:
+        return {name: int(getattr(self, name)) for name in self.names() if isinstance(getattr(self, name), np.integer)}
+
+    def validate(self) -> None:
+        for name, v, lo, hi in (("n_people", self.n_people, 2, 8), ("depth", self.depth, 2, 4),
+                                ("width", self.width, 2, 4)):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or not lo <= v <= hi:
+                raise ValueError(f"{name} must be an int in {lo}..{hi}, got {v!r}")
 
 
 class KnightsEnv(StepVerifiedEnv):
@@ -28,46 +48,10 @@ class KnightsEnv(StepVerifiedEnv):
 
     family = KNIGHTS
     instance_cls = KnightsInstance
-    difficulty_keys = ("n_people", "depth", "width")
-
-    def __init__(
-        self,
-        n_people: int = 3,
-        depth: int = 2,
-        width: int = 2,
-        *,
-        mode: str = "trace",
-        reward: Any = "spring",
-        aggregation: str | None = None,
-        step_credit: str = "running",
-        accept: str = "non_contradictory",
-        novelty: str = "facts",
-        require_unique: bool | None = None,
-        require_faithful: bool = True,
-        incremental: bool = True,
-        consistency_over: str = "all",
-        max_steps: int = 200,
-        verify_budget_s: float | None = DEFAULT_VERIFY_BUDGET_S,
-        max_turns: int | None = None,
-        max_action_chars: int | None = None,
-        render_mode: str | None = None,
-    ):
-        super().__init__(mode=mode, reward=reward, aggregation=aggregation, step_credit=step_credit,
-                         accept=accept, novelty=novelty, require_unique=require_unique,
-                         require_faithful=require_faithful,
-                         incremental=incremental, consistency_over=consistency_over, max_steps=max_steps,
-                         verify_budget_s=verify_budget_s, max_turns=max_turns,
-                         max_action_chars=max_action_chars, render_mode=render_mode)
-        self._check_difficulty(n_people=n_people, depth=depth, width=width)
-        self.n_people, self.depth, self.width = int(n_people), int(depth), int(width)
-
-    def _check_difficulty(self, n_people, depth, width):
-        for name, v, lo, hi in (("n_people", n_people, 2, 8), ("depth", depth, 2, 4), ("width", width, 2, 4)):
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or not lo <= v <= hi:
-                raise ValueError(f"{name} must be an int in {lo}..{hi}, got {v!r}")
+    Knobs = KnightsKnobs
 
     def generate(self, rng):
-        return generate_knights(self.n_people, rng, depth=self.depth, width=self.width)
+        return generate_knights(self.knobs.n_people, rng, depth=self.knobs.depth, width=self.knobs.width)
 
     def describe(self, instance: KnightsInstance) -> dict[str, Any]:
         return {"n_people": instance.n_people, "depth": instance.depth, "width": instance.width}

@@ -44,22 +44,24 @@ trace), reported in ``info["verify_budget"]`` (see :mod:`.verifier`).
 solution). Reward components always have the same keys (Spring's names, :mod:`.reward`), zero
 where a term does not apply.
 
-Scripted agents: :meth:`oracle_action` (trace mode: the gold JSON answer with the gold
-reasoning; step mode: the true premises, then the gold steps, then the solution) and
-:meth:`random_action` (the family's schema with a random solution and no steps, so r_format 0
-in the interleaved presets).
+For agents (``agents/scripted.py``): :meth:`gold` (trace mode: the gold JSON answer with the
+gold reasoning; step mode: also the episode's actions, the true premises, then the gold steps,
+then the solution) and :meth:`sample_answer` (the family's schema with a random solution and no
+steps, so r_format 0 in the interleaved presets).
 """
 from __future__ import annotations
 
+import inspect
 import json
 from collections import OrderedDict
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..base import Instance, Outcome, TextEnv
+from ..base import Instance, Outcome, TextEnv, _signature_defaults
+from ..modes.single import ProblemEnvMixin
+from ..problem import Gold, Knobs, NoKnobs
 from .family import Family
-from .formula import to_text
 from .metrics import trace_row
 from .reward import RewardConfig, get_preset
 from .trace import (
@@ -122,14 +124,35 @@ def gold_trace(family: Family, instance: Instance, steps: list[tuple[str, str]] 
     return ans
 
 
-class StepVerifiedEnv(TextEnv):
-    """Base env of the step-verified families (see the module docstring)."""
+class StepVerifiedEnv(ProblemEnvMixin, TextEnv):
+    """Base env of the step-verified families (see the module docstring).
+
+    A family sets ``family``, ``instance_cls``, ``Knobs`` (its difficulty knobs, a frozen
+    :class:`~..problem.Knobs` dataclass: ``self.knobs``, ``options["difficulty"]``), ``settings``
+    (its other constructor arguments, name -> default, stored as attributes of the same name and
+    checked by :meth:`check_settings`) and ``fixed_kwargs`` (keywords of this ``__init__`` the
+    family sets itself, which callers may not give). Positional arguments fill the knobs in field
+    order; :meth:`kwargs_defaults` lists every keyword the env takes.
+    """
 
     family: ClassVar[Family]
+    Knobs: ClassVar[type[Knobs]] = NoKnobs
+    #: the family's settings (not difficulty): name -> default
+    settings: ClassVar[dict[str, Any]] = {}
+    #: keywords of ``__init__`` the family fixes: name -> the value it passes
+    fixed_kwargs: ClassVar[dict[str, Any]] = {}
+
+    def __new__(cls, *args: Any, **kwargs: Any):
+        # a fixed keyword is a parameter of __init__, so Python would bind it: refuse it here
+        fixed = sorted(set(kwargs) & set(cls.fixed_kwargs))
+        if fixed:
+            raise TypeError(f"{cls.__name__} got an unexpected keyword argument {fixed[0]!r} "
+                            f"(the family fixes {fixed[0]}={cls.fixed_kwargs[fixed[0]]!r})")
+        return super().__new__(cls)
 
     def __init__(
         self,
-        *,
+        *knob_args: Any,
         mode: str = "trace",
         reward: str | RewardConfig | dict = "spring",
         aggregation: str | None = None,
@@ -145,34 +168,86 @@ class StepVerifiedEnv(TextEnv):
         max_turns: int | None = None,
         max_action_chars: int | None = None,
         render_mode: str | None = None,
+        **kwargs: Any,
     ):
+        # the mode's own keywords (the signature above), with the family's fixed values
+        given = locals()
+        own = {name: given[name] for name in _MODE_KEYWORDS} | self.fixed_kwargs
+        mode = own["mode"]
         if mode not in MODES:
             raise ValueError(f"mode must be 'trace' or 'step', got {mode!r}")
+        max_turns = own["max_turns"]
         if max_turns is None:
             max_turns = 1 if mode == "trace" else 256
-        kw = {} if max_action_chars is None else {"max_action_chars": max_action_chars}
-        super().__init__(max_turns=max_turns, render_mode=render_mode, **kw)
+        kw = {} if own["max_action_chars"] is None else {"max_action_chars": own["max_action_chars"]}
+        super().__init__(max_turns=max_turns, render_mode=own["render_mode"], **kw)
         self.mode = mode
-        self.reward_config = get_preset(reward, **({"aggregation": aggregation} if aggregation else {}))
-        if step_credit not in STEP_CREDITS:
-            raise ValueError(f"step_credit must be one of {STEP_CREDITS}, got {step_credit!r}")
-        self.step_credit = step_credit
-        self.accept = check_accept(accept)
-        self.novelty = check_novelty(novelty)
+        aggregation = own["aggregation"]
+        self.reward_config = get_preset(own["reward"], **({"aggregation": aggregation} if aggregation else {}))
+        if own["step_credit"] not in STEP_CREDITS:
+            raise ValueError(f"step_credit must be one of {STEP_CREDITS}, got {own['step_credit']!r}")
+        self.step_credit = own["step_credit"]
+        self.accept = check_accept(own["accept"])
+        self.novelty = check_novelty(own["novelty"])
+        verify_budget_s = own["verify_budget_s"]
         if verify_budget_s is not None and not verify_budget_s > 0:
             raise ValueError(f"verify_budget_s must be > 0 or None, got {verify_budget_s!r}")
         self.verify_budget_s = None if verify_budget_s is None else float(verify_budget_s)
-        self.require_unique = require_unique
-        self.require_faithful = bool(require_faithful)
-        self.incremental = bool(incremental)
-        if consistency_over not in ("all", "accepted"):
-            raise ValueError(f"consistency_over must be 'all' or 'accepted', got {consistency_over!r}")
-        self.consistency_over = consistency_over
-        self.max_steps = int(max_steps)
+        self.require_unique = own["require_unique"]
+        self.require_faithful = bool(own["require_faithful"])
+        self.incremental = bool(own["incremental"])
+        if own["consistency_over"] not in ("all", "accepted"):
+            raise ValueError(f"consistency_over must be 'all' or 'accepted', got {own['consistency_over']!r}")
+        self.consistency_over = own["consistency_over"]
+        self.max_steps = int(own["max_steps"])
+        knobs, settings = self._split_kwargs(knob_args, kwargs)
+        self.knobs = self.Knobs.make(**knobs)
+        for name, value in self.check_settings(settings).items():
+            setattr(self, name, value)
         self._session: TraceSession | None = None
         self._step_format_ok = True
         self._paid: dict[str, float] = {}  # step mode: each component paid so far this episode
         self._gold: OrderedDict[str, list[tuple[str, str]]] = OrderedDict()
+
+    # ------------------------------------------------------------------ knobs and settings
+    @classmethod
+    def knobs_class(cls) -> type[Knobs]:
+        """The family's difficulty knobs (a :class:`~..problem.Knobs` dataclass)."""
+        return cls.Knobs
+
+    @classmethod
+    def kwargs_defaults(cls) -> dict[str, Any]:
+        """Every keyword argument the env takes and its default: the difficulty knobs, the
+        family's settings, then the mode's own keywords (less those the family fixes)."""
+        own = _signature_defaults(StepVerifiedEnv.__init__, skip=tuple(cls.fixed_kwargs))
+        return {**cls.Knobs.defaults(), **cls.settings, **own}
+
+    @classmethod
+    def check_settings(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        """Raise ``ValueError`` for a bad setting; return the settings to store (normalised)."""
+        return settings
+
+    @classmethod
+    def _split_kwargs(cls, args: tuple, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(knobs, settings)`` from the positional knobs and the other keyword arguments
+        (settings not given take their defaults)."""
+        names = cls.Knobs.names()
+        if len(args) > len(names):
+            raise TypeError(f"{cls.__name__} takes at most {len(names)} positional arguments (the difficulty "
+                            f"knobs {list(names)}), got {len(args)}")
+        knobs = dict(zip(names, args))
+        settings = dict(cls.settings)
+        for key, value in kwargs.items():
+            if key in names:
+                if key in knobs:
+                    raise TypeError(f"{cls.__name__} got multiple values for difficulty knob {key!r}")
+                knobs[key] = value
+            elif key in settings:
+                settings[key] = value
+            else:
+                raise TypeError(f"{cls.__name__} got an unexpected keyword argument {key!r}; its difficulty "
+                                f"knobs are {list(names)} and its settings {list(cls.settings)}")
+        return knobs, settings
 
     # ------------------------------------------------------------------ family text hooks
     def problem_text(self, instance: Instance) -> str:
@@ -374,34 +449,39 @@ class StepVerifiedEnv(TextEnv):
                 self._gold.popitem(last=False)
         return self._gold[key]
 
-    def oracle_action(self) -> str:
+    def gold(self) -> Gold:
+        """Trace mode: the gold answer (with the gold reasoning when the preset is interleaved).
+        Step mode: also the gold episode's actions, the true premises, then the gold steps, then
+        the solution."""
+        gold_answer = self.family.gold_answer(self.instance)
+        solution = format_answer(self.family.solution_only(gold_answer))
         if self.mode == "trace":
             if self.reward_config.interleaved:
-                return format_answer(gold_trace(self.family, self.instance, self.gold_steps()))
-            return format_answer(self.family.solution_only(self.family.gold_answer(self.instance)))
-        session = self._session
-        gold_answer = self.family.gold_answer(self.instance)
-        if session is None or not session.premises_set:
-            return format_answer({k: v for k, v in gold_answer.items() if k not in ("reasoning", "solution")})
-        sent = {v.formula for v in session.steps if v.parsed}
-        for sentence, formula in self.gold_steps():
-            canon = self._canonical(formula)
-            if canon not in sent:
-                k = len(session.steps) + 1
-                return f"{sentence.rstrip('.')}. S{k}: {formula}."
-        return format_answer(self.family.solution_only(gold_answer))
+                return Gold(format_answer(gold_trace(self.family, self.instance, self.gold_steps())))
+            return Gold(solution)
+        premises = format_answer({k: v for k, v in gold_answer.items() if k not in ("reasoning", "solution")})
+        steps = [f"{sentence.rstrip('.')}. S{k}: {formula}." for k, (sentence, formula) in enumerate(self.gold_steps(), 1)]
+        return Gold(solution, steps=[premises, *steps, solution])
 
-    def _canonical(self, formula: str) -> str:
-        return to_text(self._session.theory.parse(formula))
+    @property
+    def awaiting_premises(self) -> bool:
+        """Step mode: whether the next action is the premises (none were accepted yet)."""
+        return self._session is None or not self._session.premises_set
 
-    def random_action(self, rng: np.random.Generator) -> str:
+    def sample_answer(self, rng: np.random.Generator) -> str:
+        """The family's schema with a random solution and no steps; in step mode the premises part
+        while they are awaited, then the solution alone."""
         ans = self.family.random_answer(self.instance, rng)
         if self.mode == "trace":
             return format_answer(ans if self.reward_config.interleaved else self.family.solution_only(ans))
-        session = self._session
-        if session is None or not session.premises_set:
+        if self.awaiting_premises:
             return format_answer({k: v for k, v in ans.items() if k not in ("reasoning", "solution")})
         return format_answer(self.family.solution_only(ans))
+
+
+#: the keywords of :meth:`StepVerifiedEnv.__init__` that are the mode's own (not knobs or settings)
+_MODE_KEYWORDS = tuple(name for name, p in inspect.signature(StepVerifiedEnv.__init__).parameters.items()
+                       if p.kind is p.KEYWORD_ONLY)
 
 
 def trace_metrics(res: TraceResult) -> dict[str, Any]:

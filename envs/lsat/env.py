@@ -2,21 +2,23 @@
 step-verified process reward (Spring App. A.2, E.2).
 
 Modes, rewards and scripted agents are those of :class:`~..logic_steps.env.StepVerifiedEnv`; the
-answer schema (App. E.2's eight keys) is in :mod:`.verify`. Difficulty: ``game`` (None draws one
-of the three), ``n_entities`` (3-7), ``n_groups`` (2-3, grouping and assignment),
-``question_type`` (None draws one) and ``max_solutions`` (how many outcomes the rules may leave).
+answer schema (App. E.2's eight keys) is in :mod:`.verify`. Difficulty (:class:`LSATKnobs`):
+``game`` (None draws one of the three), ``n_entities`` (4-7), ``n_groups`` (2-3, grouping and
+assignment), ``question_type`` (None draws one). Setting: ``max_solutions`` (how many outcomes the
+rules may leave).
 """
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from ..logic_steps.env import StepVerifiedEnv
-from ..logic_steps.trace import DEFAULT_VERIFY_BUDGET_S
+from ..problem import Knobs
 from .generator import GAMES, OPTION_LETTERS, QUESTION_TYPES, LSATInstance, generate_lsat
 from .verify import LSAT
 
-__all__ = ["LSATEnv"]
+__all__ = ["LSATEnv", "LSATKnobs"]
 
 _GUIDE = {
     "ordering": """Formula language (each entity name stands for its position, 1 = first):
@@ -30,48 +32,19 @@ _GUIDE = {
 }
 
 
-class LSATEnv(StepVerifiedEnv):
-    """AR-LSAT-style games with one multiple-choice question; see the module docstring."""
+@dataclass(frozen=True)
+class LSATKnobs(Knobs):
+    """AR-LSAT's difficulty: ``game`` and ``question_type`` (None draws one at each reset),
+    ``n_entities`` (4-7) and ``n_groups`` (2-3; grouping and assignment), None: the generator's
+    choice."""
 
-    family = LSAT
-    instance_cls = LSATInstance
-    difficulty_keys = ("game", "n_entities", "n_groups", "question_type")
+    game: str | None = None
+    n_entities: int | None = None
+    n_groups: int | None = None
+    question_type: str | None = None
 
-    def __init__(
-        self,
-        game: str | None = None,
-        n_entities: int | None = None,
-        n_groups: int | None = None,
-        question_type: str | None = None,
-        *,
-        max_solutions: int = 12,
-        mode: str = "trace",
-        reward: Any = "spring",
-        aggregation: str | None = None,
-        step_credit: str = "running",
-        accept: str = "non_contradictory",
-        novelty: str = "facts",
-        require_faithful: bool = True,
-        incremental: bool = True,
-        consistency_over: str = "all",
-        max_steps: int = 200,
-        verify_budget_s: float | None = DEFAULT_VERIFY_BUDGET_S,
-        max_turns: int | None = None,
-        max_action_chars: int | None = None,
-        render_mode: str | None = None,
-    ):
-        super().__init__(mode=mode, reward=reward, aggregation=aggregation, step_credit=step_credit,
-                         accept=accept, novelty=novelty, require_unique=False, require_faithful=require_faithful,
-                         incremental=incremental, consistency_over=consistency_over, max_steps=max_steps,
-                         verify_budget_s=verify_budget_s, max_turns=max_turns,
-                         max_action_chars=max_action_chars, render_mode=render_mode)
-        self._check_difficulty(game=game, n_entities=n_entities, n_groups=n_groups, question_type=question_type)
-        self.game, self.n_entities, self.n_groups, self.question_type = game, n_entities, n_groups, question_type
-        if max_solutions < 2:
-            raise ValueError("max_solutions must be >= 2")
-        self.max_solutions = int(max_solutions)
-
-    def _check_difficulty(self, game, n_entities, n_groups, question_type):
+    def validate(self) -> None:
+        game, n_entities, n_groups, question_type = self.game, self.n_entities, self.n_groups, self.question_type
         if game is not None and game not in GAMES:
             raise ValueError(f"game must be one of {GAMES} or None, got {game!r}")
         if question_type is not None and question_type not in QUESTION_TYPES:
@@ -83,9 +56,28 @@ class LSATEnv(StepVerifiedEnv):
                                      or not 2 <= n_groups <= 3):
             raise ValueError(f"n_groups must be 2, 3 or None, got {n_groups!r}")
 
+
+class LSATEnv(StepVerifiedEnv):
+    """AR-LSAT-style games with one multiple-choice question; see the module docstring. Setting:
+    ``max_solutions`` (>= 2, how many outcomes the rules may leave). Uniqueness is not a gate:
+    the family fixes ``require_unique=False`` (a game's rules may leave several outcomes)."""
+
+    family = LSAT
+    instance_cls = LSATInstance
+    Knobs = LSATKnobs
+    settings = {"max_solutions": 12}
+    fixed_kwargs = {"require_unique": False}
+
+    @classmethod
+    def check_settings(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        if settings["max_solutions"] < 2:
+            raise ValueError("max_solutions must be >= 2")
+        return {**settings, "max_solutions": int(settings["max_solutions"])}
+
     def generate(self, rng):
-        return generate_lsat(rng, game=self.game, n_entities=self.n_entities, n_groups=self.n_groups,
-                             question_type=self.question_type, max_solutions=self.max_solutions)
+        k = self.knobs
+        return generate_lsat(rng, game=k.game, n_entities=k.n_entities, n_groups=k.n_groups,
+                             question_type=k.question_type, max_solutions=self.max_solutions)
 
     def describe(self, instance: LSATInstance) -> dict[str, Any]:
         return {"game": instance.game, "n_entities": len(instance.entities),

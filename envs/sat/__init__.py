@@ -1,9 +1,12 @@
 """The SAT family: SATURN's planted (n,k,l)-SAT and SAT-Bench-style SAT/UNSAT decision.
 
-``generator`` (SAT_Construction, planted instances, D(n,k,l), model counts, certified UNSAT),
-``verify`` (assignment check, SATURN and SAT-RL rewards, DRUP check), ``env`` (the two envs),
-``curriculum`` (SATURN Algorithm 1), ``datasets`` (SATURN JSONL in and out, SATURN-2.6k, SAT-Bench).
+``cnf`` (naming and parsing, model counts, CDCL labels, assignment and DRUP checks), ``generator``
+(SAT_Construction, planted instances, D(n,k,l)), ``decision`` (certified SAT/UNSAT instances told
+as scenarios by ``render``), ``verify`` (SATURN and SAT-RL rewards), ``prompts``, ``env`` (the two
+envs), ``curriculum`` (SATURN Algorithm 1), ``datasets`` (SATURN JSONL in and out, SATURN-2.6k,
+SAT-Bench).
 """
+from .cnf import check_drup, count_models, first_violated
 from .datasets import (
     build_sat_bench,
     build_saturn_2_6k,
@@ -11,16 +14,9 @@ from .datasets import (
     load_sat_bench_jsonl,
     load_saturn_jsonl,
 )
-from .generator import (
-    DecisionInstance,
-    SATInstance,
-    count_models,
-    decision_instance,
-    difficulty,
-    plant,
-    sat_construction,
-)
-from .verify import check_drup, first_violated, saturn_reward
+from .decision import DecisionInstance, decision_instance
+from .generator import SATInstance, difficulty, plant, sat_construction
+from .verify import saturn_reward
 
 __all__ = [
     "DecisionInstance",

@@ -26,7 +26,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .generator import SATInstance, formula_key, sat_construction
+from .cnf import formula_key
+from .generator import SATInstance, sat_construction
 
 __all__ = ["CurriculumConfig", "CurriculumEvent", "SaturnCurriculum"]
 

@@ -29,14 +29,10 @@ from typing import Any, Iterable
 import numpy as np
 from tqdm import tqdm
 
-from .generator import (
-    DecisionInstance,
-    SATInstance,
-    decision_instance,
-    formula_key,
-    parse_clauses,
-    sat_construction,
-)
+from .cnf import count_models, formula_key, parse_clauses
+from .decision import DecisionInstance, decision_instance
+from .generator import SATInstance, sat_construction
+from .prompts import saturn_prompt
 
 __all__ = [
     "SATURN_TRAIN_LEVELS",
@@ -74,8 +70,6 @@ def instance_from_saturn_record(record: dict[str, Any]) -> SATInstance:
     ``n_sat`` and ``k`` are required, as are ``clause`` and ``solution``; statistics are
     taken from the record when it has them (files written by solvergym) or computed.
     """
-    from .generator import count_models
-
     try:
         n, k, text, solution = int(record["n_sat"]), int(record["k"]), record["clause"], record["solution"]
     except KeyError as e:
@@ -96,8 +90,6 @@ def instance_from_saturn_record(record: dict[str, Any]) -> SATInstance:
 
 def saturn_record(inst: SATInstance, id_: int) -> dict[str, Any]:
     """The JSONL record of ``inst``: SATURN's fields first, then solvergym's statistics."""
-    from .env import saturn_prompt
-
     clause = inst.clause_string
     return {
         "id": id_,

@@ -51,6 +51,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .cnf import var_name
+
 __all__ = [
     "Truth",
     "EquivalenceVerdict",
@@ -148,7 +150,7 @@ def _normal_sentence(text: str) -> str:
 
 
 def decision_truth(instance) -> Truth:
-    """The truth of a :class:`~solvergym.envs.sat.generator.DecisionInstance` (SAT-Bench)."""
+    """The truth of a :class:`~solvergym.envs.sat.decision.DecisionInstance` (SAT-Bench)."""
     names = list(instance.variables)
     dims = list(instance.dims)
     canonical = set(names)
@@ -183,8 +185,6 @@ _SATURN_INDEX = re.compile(r"^(?:x|v)_?(\d+)$", re.IGNORECASE)
 def saturn_truth(instance) -> Truth:
     """The truth of a SATURN :class:`~solvergym.envs.sat.generator.SATInstance`: letters
     ``A``..``Z``, ``A1``.. (SATURN's names), or 1-based indices ``x3``/``v3``/``x_3``/``3``."""
-    from .generator import var_name
-
     names = [var_name(i) for i in range(instance.k)]
     canonical = set(names)
 
@@ -207,7 +207,7 @@ _local = threading.local()
 
 def _context():
     """One Z3 context per thread: Z3 contexts are not thread-safe, and making one costs ~10 ms."""
-    import z3
+    import z3  # lazy: z3 (~50 ms to import) loads only when a formula is checked
 
     ctx = getattr(_local, "ctx", None)
     if ctx is None:
@@ -217,7 +217,7 @@ def _context():
 
 def _constants(expr, deadline: _Deadline | None = None) -> dict[str, Any]:
     """The uninterpreted constants of ``expr`` by name (raises for functions of arity > 0)."""
-    import z3
+    import z3  # lazy: z3 (~50 ms to import) loads only when a formula is checked
 
     seen: set[int] = set()
     out: dict[str, Any] = {}
@@ -254,7 +254,7 @@ def _constants(expr, deadline: _Deadline | None = None) -> dict[str, Any]:
 def formula_to_z3(formula: dict, ctx=None, *, deadline: _Deadline | None = None):
     """A captured formula -> ``(z3 BoolRef, {program name: z3 constant})``; :class:`FormulaError`
     when it cannot be read (:class:`FormulaTooLarge` past the caps)."""
-    import z3
+    import z3  # lazy: z3 (~50 ms to import) loads only when a formula is checked
 
     ctx = ctx or _context()
     if not isinstance(formula, dict):
@@ -355,7 +355,7 @@ def _z3_message(e) -> str:
 
 
 def _cnf_to_z3(formula: dict, ctx):
-    import z3
+    import z3  # lazy: z3 (~50 ms to import) loads only when a formula is checked
 
     names = {str(k): str(v) for k, v in (formula.get("names") or {}).items()}
     cache: dict[int, Any] = {}
@@ -378,7 +378,7 @@ def _cnf_to_z3(formula: dict, ctx):
 
 
 def _cpsat_to_z3(formula: dict, ctx):
-    import z3
+    import z3  # lazy: z3 (~50 ms to import) loads only when a formula is checked
 
     variables = formula.get("variables", [])
     made: dict[int, Any] = {}
@@ -452,7 +452,7 @@ _SYMPY_NARY = {"And", "Or", "Xor", "Equivalent", "Nand", "Nor", "Xnor"}
 
 
 def _sympy_to_z3(node, ctx, count):
-    import z3
+    import z3  # lazy: z3 (~50 ms to import) loads only when a formula is checked
 
     count[0] += 1
     if count[0] > MAX_NODES:
@@ -517,7 +517,7 @@ def check_equivalence(formula: dict | None, truth: Truth, *, timeout_ms: int = D
 
 
 def _check(formula, truth: Truth, deadline: _Deadline, auxiliary, solver_name) -> EquivalenceVerdict:
-    import z3
+    import z3  # lazy: z3 (~50 ms to import) loads only when a formula is checked
 
     ctx = _context()
     pred, consts = formula_to_z3(formula, ctx, deadline=deadline)

@@ -5,8 +5,11 @@
 - :func:`saturn_reward` is SATURN §2.4: -1 without ``\\boxed{}``, 0 boxed but wrong, 1 correct.
 - :func:`correctness_reward` is SAT-RL eq. 1 (§3.4): 1 correct, 0 ``idk``, ``-1/(n-1) - eps``
   incorrect for ``n`` choices (``-1 - eps`` for yes/no).
-- :func:`check_drup` certifies an UNSAT label by checking the solver's DRUP proof by reverse unit
-  propagation, independently of the solver that wrote it.
+
+The formula-level checks these rest on (:func:`~solvergym.envs.sat.cnf.first_violated`, and
+:func:`~solvergym.envs.sat.cnf.check_drup`, which certifies an UNSAT label by checking the
+solver's DRUP proof by reverse unit propagation, independently of the solver that wrote it) are in
+:mod:`~solvergym.envs.sat.cnf`.
 """
 from __future__ import annotations
 
@@ -16,20 +19,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..parsing import DECISION_WORDS, final_answer_block, last_boxed
-from .generator import clause_masks
+from .cnf import clause_masks, first_violated
 
 __all__ = [
     "SATURN_FORMAT",
     "SATRL_FORMAT",
     "DEFAULT_EPS",
-    "first_violated",
     "parse_bitstring",
     "satisfies_batch",
     "saturn_reward",
     "correctness_reward",
     "parse_decision",
     "decision_reward",
-    "check_drup",
 ]
 
 #: SATURN §2.4 format penalty (no ``\boxed{}``).
@@ -38,17 +39,6 @@ SATURN_FORMAT = -1.0
 SATRL_FORMAT = 0.1
 #: SAT-RL eq. 1 leaves eps unspecified; any eps > 0 makes guessing worse than ``idk``.
 DEFAULT_EPS = 0.1
-
-
-def first_violated(clauses: list[list[int]], bits: str) -> int | None:
-    """Index of the first clause ``bits`` falsifies, or ``None`` if it satisfies all of them."""
-    for i, clause in enumerate(clauses):
-        for lit in clause:
-            if (bits[abs(lit) - 1] == "1") == (lit > 0):
-                break
-        else:
-            return i
-    return None
 
 
 _SEPARATORS = re.compile(r"[\s,]+")
@@ -169,68 +159,3 @@ def decision_reward(text: str, label_sat: bool, *, eps: float = DEFAULT_EPS) -> 
         True, ok, f"answered {decision}; the conditions are {'satisfiable' if label_sat else 'unsatisfiable'}",
         decision,
     )
-
-
-# ---------------------------------------------------------------------------------- certificates
-def check_drup(clauses: list[list[int]], proof: list[str]) -> tuple[bool, str]:
-    """Check a DRUP refutation: every added lemma must follow by reverse unit propagation.
-
-    Deletions are ignored (keeping clauses can only make RUP checks succeed more often, and
-    every kept clause is implied by the formula, so this stays sound). The formula is refuted
-    when the empty clause is derived. Linear scans: meant for the small formulas of this family.
-    """
-    db = [list(c) for c in clauses]
-    for line in proof:
-        toks = line.split()
-        if not toks:
-            continue
-        if toks[0] == "d":
-            continue
-        try:
-            lits = [int(t) for t in toks]
-        except ValueError:
-            return False, f"malformed proof line {line!r}"
-        if lits[-1] != 0:
-            return False, f"proof line {line!r} does not end with 0"
-        lemma = lits[:-1]
-        if not _rup(db, lemma):
-            return False, f"lemma {lemma} does not follow by unit propagation"
-        if not lemma:
-            return True, "empty clause derived"
-        db.append(lemma)
-    if _rup(db, []):
-        return True, "unit propagation refutes the formula"
-    return False, "the proof does not derive the empty clause"
-
-
-def _rup(db: list[list[int]], lemma: list[int]) -> bool:
-    """True when assigning every literal of ``lemma`` false propagates to a conflict."""
-    value: dict[int, bool] = {}
-    for lit in lemma:
-        v, want = abs(lit), lit < 0  # the literal is false
-        if value.get(v, want) != want:
-            return True  # the lemma is a tautology
-        value[v] = want
-    changed = True
-    while changed:
-        changed = False
-        for clause in db:
-            unassigned = None
-            n_unassigned = 0
-            satisfied = False
-            for lit in clause:
-                val = value.get(abs(lit))
-                if val is None:
-                    n_unassigned += 1
-                    unassigned = lit
-                elif val == (lit > 0):
-                    satisfied = True
-                    break
-            if satisfied:
-                continue
-            if n_unassigned == 0:
-                return True
-            if n_unassigned == 1:
-                value[abs(unassigned)] = unassigned > 0
-                changed = True
-    return False

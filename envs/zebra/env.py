@@ -8,16 +8,17 @@ size uniformly from that Table 5 bucket at each reset.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..logic_steps.env import StepVerifiedEnv
-from ..logic_steps.trace import DEFAULT_VERIFY_BUDGET_S
+from ..problem import Knobs
 from .generator import ATTRIBUTES, BUCKETS, ZebraInstance, generate_zebra, puzzle_text
 from .verify import ZEBRA
 
-__all__ = ["ZebraEnv"]
+__all__ = ["ZebraEnv", "ZebraKnobs"]
 
 _LANGUAGE_GUIDE = """Formula language (each value token stands for the house number it is in; houses are 1..N):
   A == B            A and B are in the same house        A != B      not in the same house
@@ -28,57 +29,40 @@ _LANGUAGE_GUIDE = """Formula language (each value token stands for the house num
   Not(e), And(e1, e2, ...), Or(e1, e2, ...) combine these. Use the tokens exactly as in attribute_values."""
 
 
+@dataclass(frozen=True)
+class ZebraKnobs(Knobs):
+    """Zebra's difficulty: ``n_houses`` (2-6) x ``n_attributes`` (1-11), or a Spring Table 5
+    ``bucket`` to draw the size from at each reset (see the module docstring)."""
+
+    n_houses: int = 3
+    n_attributes: int = 3
+    bucket: str | None = None
+
+    def normalise(self) -> dict[str, Any]:
+        return {name: int(getattr(self, name)) for name in ("n_houses", "n_attributes")
+                if isinstance(getattr(self, name), np.integer)}
+
+    def validate(self) -> None:
+        for name, v, hi in (("n_houses", self.n_houses, 6), ("n_attributes", self.n_attributes, len(ATTRIBUTES))):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or not (2 if name == "n_houses" else 1) <= v <= hi:
+                raise ValueError(f"{name} must be an int in {2 if name == 'n_houses' else 1}..{hi}, got {v!r}")
+        if self.bucket is not None and self.bucket not in BUCKETS:
+            raise ValueError(f"bucket must be one of {list(BUCKETS)} or None, got {self.bucket!r}")
+
+
 class ZebraEnv(StepVerifiedEnv):
-    """Zebra puzzles (N houses x M attributes) with unique solutions; see the module docstring."""
+    """Zebra puzzles (N houses x M attributes) with unique solutions; see the module docstring.
+    Setting: ``clue_weights`` (the clue kinds' weights, :func:`~.generator.generate_zebra`)."""
 
     family = ZEBRA
     instance_cls = ZebraInstance
-    difficulty_keys = ("n_houses", "n_attributes", "bucket")
-
-    def __init__(
-        self,
-        n_houses: int = 3,
-        n_attributes: int = 3,
-        *,
-        bucket: str | None = None,
-        clue_weights: dict[str, float] | None = None,
-        mode: str = "trace",
-        reward: Any = "spring",
-        aggregation: str | None = None,
-        step_credit: str = "running",
-        accept: str = "non_contradictory",
-        novelty: str = "facts",
-        require_unique: bool | None = None,
-        require_faithful: bool = True,
-        incremental: bool = True,
-        consistency_over: str = "all",
-        max_steps: int = 200,
-        verify_budget_s: float | None = DEFAULT_VERIFY_BUDGET_S,
-        max_turns: int | None = None,
-        max_action_chars: int | None = None,
-        render_mode: str | None = None,
-    ):
-        super().__init__(mode=mode, reward=reward, aggregation=aggregation, step_credit=step_credit,
-                         accept=accept, novelty=novelty, require_unique=require_unique,
-                         require_faithful=require_faithful,
-                         incremental=incremental, consistency_over=consistency_over, max_steps=max_steps,
-                         verify_budget_s=verify_budget_s, max_turns=max_turns,
-                         max_action_chars=max_action_chars, render_mode=render_mode)
-        self._check_difficulty(n_houses=n_houses, n_attributes=n_attributes, bucket=bucket)
-        self.n_houses, self.n_attributes, self.bucket = int(n_houses), int(n_attributes), bucket
-        self.clue_weights = clue_weights
-
-    def _check_difficulty(self, n_houses, n_attributes, bucket):
-        for name, v, hi in (("n_houses", n_houses, 6), ("n_attributes", n_attributes, len(ATTRIBUTES))):
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or not (2 if name == "n_houses" else 1) <= v <= hi:
-                raise ValueError(f"{name} must be an int in {2 if name == 'n_houses' else 1}..{hi}, got {v!r}")
-        if bucket is not None and bucket not in BUCKETS:
-            raise ValueError(f"bucket must be one of {list(BUCKETS)} or None, got {bucket!r}")
+    Knobs = ZebraKnobs
+    settings = {"clue_weights": None}
 
     def generate(self, rng):
-        n, m = self.n_houses, self.n_attributes
-        if self.bucket is not None:
-            sizes = BUCKETS[self.bucket]
+        n, m, bucket = self.knobs.n_houses, self.knobs.n_attributes, self.knobs.bucket
+        if bucket is not None:
+            sizes = BUCKETS[bucket]
             n, m = sizes[int(rng.integers(len(sizes)))]
         return generate_zebra(n, m, rng, clue_weights=self.clue_weights)
 

@@ -24,10 +24,11 @@ from typing import Any, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from ..sandbox import SandboxPool
-from ..sat.datasets import SATBENCH_BUCKETS, SATURN_TRAIN_LEVELS, write_jsonl
-from ..sat.generator import formula_key
-from .env import SolverToolEnv
+from ..envs.modes.tool import SolverToolEnv
+from ..envs.sandbox import SandboxPool
+from ..envs.sat.cnf import formula_key
+from ..envs.sat.datasets import SATBENCH_BUCKETS, SATURN_TRAIN_LEVELS, write_jsonl
+from .scripted import SolverToolOracle, play_episode
 
 __all__ = ["build_sat_rl_sft", "SFT_TASKS"]
 
@@ -45,21 +46,15 @@ def _difficulty(task: str, rng: np.random.Generator) -> dict[str, Any]:
 
 
 def _episode(task: str, seed: int, difficulty: dict, pool: SandboxPool) -> dict[str, Any]:
-    """One oracle episode (the loop of ``agents.scripted.SolverToolOracle``, without importing
-    agents into envs)."""
+    """One oracle episode (:func:`~solvergym.agents.scripted.play_episode`, the one episode loop)."""
     env = SolverToolEnv(task, pool=pool, max_turns=3)
     try:
-        obs, info = env.reset(seed=seed, options={"difficulty": difficulty})
-        reward, done = 0.0, False
-        while not done:
-            obs, r, terminated, truncated, info = env.step(env.oracle_action())
-            reward += r
-            done = terminated or truncated
-        inst = env.instance
+        played = play_episode(env, SolverToolOracle(), seed=seed, options={"difficulty": difficulty})
+        inst, info = env.instance, played["info"]
         return {"task": task, "solver": inst.solver, "instance_id": inst.instance_id,
-                "key": formula_key(env._task_instance().clauses), "difficulty": info["difficulty"],
-                "messages": info["messages"], "reward": round(reward, 6),
-                "reward_components": {k: round(v, 6) for k, v in info["reward_components"].items()}}
+                "key": formula_key(env.problem_instance().clauses), "difficulty": info["difficulty"],
+                "messages": played["messages"], "reward": round(played["reward"], 6),
+                "reward_components": {k: round(v, 6) for k, v in played["reward_components"].items()}}
     finally:
         env.close()
 

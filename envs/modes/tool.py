@@ -1,4 +1,5 @@
-"""``SolverTool-v0``: SAT-RL's multi-turn solver tool use (``sat-rl.txt`` §3.4, App. C, E.1).
+"""``SolverTool-v0``: SAT-RL's multi-turn solver tool use (``sat-rl.txt`` §3.4, App. C, E.1), the
+tool mode of any problem that has solvers (:mod:`solvergym.envs.problem`: ``task=`` names it).
 
 An episode: the App. C prompt names the sampled solver and gives the variable mapping and the
 problem; each action is one model turn. A turn holding a ``<tool_call>code</tool_call>`` (after
@@ -7,7 +8,7 @@ any ``<think>...</think>``) runs the code in the sandbox and the next observatio
 kept). A turn holding a final ```` ```answer ...``` ```` or ```` ```idk``` ```` ends the episode
 (for ``sat-bench`` also a bare ```` ```yes``` ```` / ```` ```no``` ````, how SAT-RL's own transcript
 in App. E.1 ends, with the same rewards as ```` ```answer yes``` ```` / ```` ```answer no``` ````; a
-task lists its bare words in ``ToolTask.bare_answers``); ``max_turns`` truncates it. The last
+problem lists its bare words in ``Problem.bare_answers``); ``max_turns`` truncates it. The last
 final-answer block of a turn is its answer; fences pair left to right, so a fence inside a
 program or code block is part of it, and a turn whose last answer block lies inside or before a
 ``<tool_call>`` is a tool call. A turn with neither is a format failure (an explanatory
@@ -16,8 +17,8 @@ observation and ``info["error"]``; the agent may retry).
 Rewards (§3.4, all components start at 0 and are paid when the episode ends, by an answer or by
 the turn budget; every earlier step pays 0):
 
-- ``format`` 0.1 when the final answer parses;
-- ``correct`` 1 correct / 0 ``idk`` / ``-1 - eps`` wrong (eq. 1);
+- the problem's own components for the final answer (SAT: ``format`` 0.1 when it parses;
+  ``correct`` 1 correct / 0 ``idk`` / ``-1 - eps`` wrong, eq. 1);
 - ``tool`` 0.1 when the *last* tool call exited without error (status ``ok``) and made a
   solve/check call of the sampled solver that returned; importing it is not enough (the §4.3
   reward hack ``from z3 import *; print('z3 imported')`` earns 0). The evidence is recorded in
@@ -45,12 +46,13 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from ..base import _NOT_TEXT, Instance, Outcome, TextEnv, canonical_json
+from ..base import _NOT_TEXT, Instance, Outcome, TextEnv, _signature_defaults, canonical_json
 from ..parsing import fenced_blocks, is_final_answer, tag_sections
+from ..problem import PROBLEMS, Knobs, Problem, get_problem, settings_defaults
 from ..sandbox import (
     SOLVER_FAMILIES,
     Limits,
@@ -62,23 +64,23 @@ from ..sandbox import (
 )
 from ..sat.equivalence import DEFAULT_TIMEOUT_MS, EquivalenceVerdict, check_equivalence
 from ..sat.verify import DEFAULT_EPS
-from .tasks import TASKS, ToolTask, make_task
+from .single import ProblemEnvMixin, resolve_problem, split_kwargs
 
 __all__ = ["ToolInstance", "SolverToolEnv", "REWARD_TOOL", "REWARD_EQUIVALENCE", "tool_prompt"]
 
 #: SAT-RL §3.4: r_tool = 0.1, r_equiv = 1.
 REWARD_TOOL = 0.1
 REWARD_EQUIVALENCE = 1.0
-_COMPONENTS = ("format", "correct", "tool", "equivalence")
+_TOOL_COMPONENTS = ("tool", "equivalence")
 
 
 @dataclass
 class ToolInstance(Instance):
-    """A task instance plus the solver sampled for it (``None``: any solver).
+    """A problem instance plus the solver sampled for it (``None``: any solver).
 
-    ``problem`` is the task instance as a dict (``task``'s dataclass ``to_dict()``). The env keeps
-    the validated task instance it was made from on the object (``_problem_instance``, not a
-    field), so an env reset with this object reuses it while it still matches ``problem``.
+    ``task`` names the problem; ``problem`` is its instance as a dict (``to_dict()``). The env
+    keeps the validated problem instance it was made from on the object (``_problem_instance``,
+    not a field), so an env reset with this object reuses it while it still matches ``problem``.
     """
 
     task: str
@@ -86,18 +88,18 @@ class ToolInstance(Instance):
     problem: dict
 
     def validate(self) -> None:
-        if self.task not in TASKS:
-            raise ValueError(f"unknown tool task {self.task!r}; known: {sorted(TASKS)}")
+        if self.task not in PROBLEMS:
+            raise ValueError(f"unknown tool task {self.task!r}; known: {sorted(PROBLEMS)}")
         if self.solver is not None and self.solver not in SOLVER_FAMILIES:
             raise ValueError(f"solver must be one of {list(SOLVER_FAMILIES)} or None, got {self.solver!r}")
         if not isinstance(self.problem, dict):
             raise ValueError("problem must be the task instance as a dict")
 
 
-def tool_prompt(task: ToolTask, inst: Instance, solver: str | None) -> str:
+def tool_prompt(problem: Problem, inst: Instance, solver: str | None) -> str:
     """SAT-RL App. C's SAT-Bench training template, with the tool protocol spelled out."""
     head = (
-        f"Solve the problem step by step and put your final answer in the format {task.answer_hint}. "
+        f"Solve the problem step by step and put your final answer in the format {problem.answer_hint(inst)}. "
         "If the evidence is genuinely insufficient after using the tool, you may output ```idk```."
     )
     if solver is not None:
@@ -107,14 +109,14 @@ def tool_prompt(task: ToolTask, inst: Instance, solver: str | None) -> str:
         "and stop; it runs in a sandbox with z3, pysmt, python-sat (import pysat), ortools and sympy, and its "
         "stdout and stderr come back inside <tool_response>...</tool_response>."
     )
-    hint = task.naming_hint(inst)
+    hint = problem.naming_hint(inst)
     if hint:
         tools += " " + hint
     parts = [head, "", tools, ""]
-    mapping = task.variable_mapping(inst)
+    mapping = problem.variable_mapping(inst)
     if mapping:
         parts += ["Variable Mapping:", mapping, ""]
-    parts += ["Problem Statement:", task.problem(inst)]
+    parts += ["Problem Statement:", problem.statement(inst)]
     return "\n".join(parts) + "\n"
 
 
@@ -126,26 +128,29 @@ def _clean(text: str, limit: int) -> str:
     return text
 
 
-class SolverToolEnv(TextEnv):
-    """Multi-turn solver tool use with SAT-RL's four rewards (see the module docstring).
+class SolverToolEnv(ProblemEnvMixin, TextEnv):
+    """Multi-turn solver tool use with SAT-RL's rewards (see the module docstring).
 
-    ``task``: ``"sat-bench"`` (default) or ``"sat"`` (any name given to
-    :func:`~solvergym.envs.tool.tasks.register_task`); the task's own knobs (``dims``,
-    ``num_clauses``, ``widths``, ``sat_ratio`` / ``n``, ``k``, ``l``) are keyword arguments and
-    its difficulty keys are this env's. ``limits``: the sandbox limits per program (a
+    ``task``: ``"sat-bench"`` (default), ``"sat"``, or any problem given to
+    :func:`~solvergym.envs.problem.register_problem` that has solvers (or a Problem class); the
+    problem's knobs (``dims``, ``num_clauses`` / ``n``, ``k``, ``l``) and settings (``widths``,
+    ``sat_ratio``...) are keyword arguments, and its knobs are this env's difficulty keys.
+    ``eps`` (eq. 1's penalty) goes to the problem. ``limits``: the sandbox limits per program (a
     :class:`~solvergym.envs.sandbox.Limits` or its dict). ``pool``: a
     :class:`~solvergym.envs.sandbox.SandboxPool` to use instead of the shared one.
     """
 
     instance_cls = ToolInstance
+    #: the scripted oracle drives this env with tool calls (``agents/scripted.py``)
+    tool_mode = True
 
     def __init__(
         self,
-        task: str = "sat-bench",
+        task: str | Callable[..., Problem] = "sat-bench",
         *,
         tool_sampling: bool | None = None,
         solver: str | None = None,
-        solvers: tuple[str, ...] | list[str] = SOLVER_FAMILIES,
+        solvers: tuple[str, ...] | list[str] | None = None,
         max_turns: int = 4,
         limits: Limits | dict | None = None,
         eps: float = DEFAULT_EPS,
@@ -159,12 +164,20 @@ class SolverToolEnv(TextEnv):
     ):
         kw = {} if max_action_chars is None else {"max_action_chars": max_action_chars}
         super().__init__(max_turns=max_turns, render_mode=render_mode, **kw)
-        self.task = make_task(task, eps=eps, **task_kwargs)
-        self.task_name = task
-        solvers = tuple(solvers)
-        bad = [s for s in solvers + ((solver,) if solver else ()) if s not in SOLVER_FAMILIES]
+        factory = resolve_problem(task, None)
+        knobs, settings = split_kwargs(factory, (), task_kwargs)
+        if "eps" in settings_defaults(factory):
+            settings.setdefault("eps", eps)
+        self.knobs = factory.Knobs.make(**knobs)
+        self.problem = factory(**settings).tool_variant(eps=eps)
+        self.task_name = task if isinstance(task, str) else self.problem.name
+        if not self.problem.solvers:
+            raise ValueError(f"problem {self.task_name!r} has no solvers: it has no tool mode")
+        fits = tuple(s for s in SOLVER_FAMILIES if s in self.problem.solvers)
+        solvers = fits if solvers is None else tuple(solvers)
+        bad = [s for s in solvers + ((solver,) if solver else ()) if s not in fits]
         if bad or not solvers:
-            raise ValueError(f"solvers must be among {list(SOLVER_FAMILIES)}, got {bad or 'none'}")
+            raise ValueError(f"solvers must be among {list(fits)}, got {bad or 'none'}")
         if tool_sampling and solver is not None:
             raise ValueError("give either tool_sampling=True or a fixed solver, not both")
         if tool_sampling is None:  # sampling unless a solver is fixed
@@ -184,22 +197,21 @@ class SolverToolEnv(TextEnv):
         self._last_tool: SandboxResult | None = None
         self._tool_calls = 0
 
-    # -- difficulty is the task's --------------------------------------------------------------
-    @property
-    def difficulty_keys(self) -> tuple[str, ...]:  # type: ignore[override]
-        return self.task.difficulty_keys
+    @classmethod
+    def knobs_class(cls) -> type[Knobs]:
+        """The knobs of the default task (another ``task`` has its own problem's)."""
+        return get_problem(_signature_defaults(cls.__init__)["task"]).Knobs
 
-    @property
-    def difficulty(self) -> dict[str, Any]:
-        return self.task.difficulty
+    @classmethod
+    def kwargs_defaults(cls) -> dict[str, Any]:
+        own = _signature_defaults(cls.__init__)
+        factory = get_problem(own["task"])
+        return {**factory.Knobs.defaults(), **settings_defaults(factory), **own}
 
-    def set_difficulty(self, **kwargs: Any) -> None:
-        self.task.set_difficulty(**kwargs)
-
-    # -- family hooks ----------------------------------------------------------------------------
+    # -- TextEnv hooks ---------------------------------------------------------------------------
     def generate(self, rng):
-        problem = self.task.generate(rng)
-        problem.mark_validated()  # the task's generator made it: valid by construction
+        problem = self.problem.generate(self.knobs, rng)
+        problem.mark_validated()  # the problem's generator made it: valid by construction
         return self._wrap(problem, rng)
 
     def _wrap(self, problem: Instance, rng: np.random.Generator) -> ToolInstance:
@@ -213,14 +225,14 @@ class SolverToolEnv(TextEnv):
         return inst
 
     def _problem_from(self, inst: ToolInstance) -> Instance:
-        """The task instance of ``inst.problem``: the validated one it was made from or coerced to
-        before, if it still matches, else a newly coerced (and so validated) one."""
+        """The problem instance of ``inst.problem``: the validated one it was made from or coerced
+        to before, if it still matches, else a newly coerced (and so validated) one."""
         # A group follower gets the leader's ToolInstance, whose problem is a dict: coercing it
         # anew would validate it (SAT-Bench: check its DRUP proof) once per group member.
         cached = getattr(inst, "_problem_instance", None)
         if cached is not None and cached.validated_json() == canonical_json(inst.problem):
             return cached
-        problem = self.task.coerce(inst.problem)
+        problem = self.problem.coerce(inst.problem)
         inst._problem_instance = problem
         return problem
 
@@ -236,7 +248,7 @@ class SolverToolEnv(TextEnv):
             inst = ToolInstance.from_dict(obj)
         elif isinstance(obj, (dict, Instance)):
             # a bare task instance (or a dataset record): the solver is drawn for it
-            return self._wrap(self.task.coerce(obj), self.np_random)
+            return self._wrap(self.problem.coerce(obj), self.np_random)
         else:
             raise TypeError(f"options['instance'] must be a ToolInstance, a task instance, a dict or JSON "
                             f"text, got {type(obj).__name__}")
@@ -251,28 +263,29 @@ class SolverToolEnv(TextEnv):
         self._problem = None
         return super().reset(seed=seed, options=options)
 
-    def _task_instance(self) -> Instance:
+    def problem_instance(self) -> Instance:
+        """The current episode's problem instance (the dataclass ``self.instance.problem`` holds)."""
         if self._problem is None:
             self._problem = self._problem_from(self.instance)
         return self._problem
 
     def prompt(self, instance):
-        return tool_prompt(self.task, self._problem_of(instance), instance.solver)
+        return tool_prompt(self.problem, self._problem_of(instance), instance.solver)
 
     def describe(self, instance):
-        return self.task.describe(self._problem_of(instance))
+        return self.problem.describe(self._problem_of(instance))
 
     def _problem_of(self, instance: ToolInstance) -> Instance:
-        return self._task_instance() if instance is self.instance else self.task.coerce(instance.problem)
+        return self.problem_instance() if instance is self.instance else self.problem.coerce(instance.problem)
 
     def reset_info(self, instance):
         info = {"task": instance.task, "solver": instance.solver}
-        info.update(self.task.reset_info(self._task_instance()))
+        info.update(self.problem.reset_info(self.problem_instance()))
         return info
 
     def evaluate(self, text: str) -> Outcome:
         calls = tag_sections(text, "tool_call")
-        answers = [b for b in fenced_blocks(text) if is_final_answer(b, self.task.bare_answers)]
+        answers = [b for b in fenced_blocks(text) if is_final_answer(b, self.problem.bare_answers)]
         final = answers[-1] if answers else None
         if final is not None and all(c.end <= final.start for c in calls):
             tool_obs = ""
@@ -287,27 +300,34 @@ class SolverToolEnv(TextEnv):
     def format_failure(self, reason: str) -> Outcome:
         last_turn = self._turn + 1 >= self.max_turns
         obs = (f"Format error: {reason}. Call the tool with <tool_call>code</tool_call> or end with "
-               f"{self.task.answer_hint} (or ```idk```).")
+               f"{self.problem.answer_hint(self.problem_instance())} (or ```idk```).")
         info = {"correct": False, "answer": None, "reason": reason}
         if last_turn:  # the episode ends here: pay what the tool calls earned
-            components, extra = self._end_components({"format": 0.0, "correct": 0.0})
+            components, extra = self._end_components(self._no_answer())
             info.update(extra)
             return Outcome(components, False, obs, info, error=reason)
-        return Outcome(dict.fromkeys(_COMPONENTS, 0.0), False, obs, info, error=reason)
+        return Outcome(self._zero(), False, obs, info, error=reason)
+
+    def _no_answer(self) -> dict[str, float]:
+        """The problem's components for an episode that ends without a final answer."""
+        return dict(self.problem.unanswered(self.problem_instance(), "no final answer").components)
+
+    def _zero(self) -> dict[str, float]:
+        return dict.fromkeys((*self.problem.components, *_TOOL_COMPONENTS), 0.0)
 
     # -- steps -----------------------------------------------------------------------------------
     def _tool_step(self, calls, final) -> Outcome:
         obs = self._run_tool(calls[0].content)
         info = {"tool_result": self._tool_summary(self._last_tool), "ignored_tool_calls": len(calls) - 1}
         if self._turn + 1 >= self.max_turns:  # the turn budget ends the episode on this call
-            components, extra = self._end_components({"format": 0.0, "correct": 0.0})
+            components, extra = self._end_components(self._no_answer())
             info.update(extra)
             info.update(correct=False, answer=None, reason="the turn budget ended the episode before an answer")
             return Outcome(components, False, obs, info)
-        return Outcome(dict.fromkeys(_COMPONENTS, 0.0), False, obs, info)
+        return Outcome(self._zero(), False, obs, info)
 
     def _finish(self, text: str, tool_obs: str) -> Outcome:
-        score = self.task.score(self._task_instance(), text)
+        score = self.problem.score(self.problem_instance(), text)
         if not score.answered:
             out = self.format_failure(score.reason)
             if tool_obs:
@@ -354,7 +374,8 @@ class SolverToolEnv(TextEnv):
                 "formula_error": r.formula_error}
 
     def _end_components(self, answer_components: dict[str, float]) -> tuple[dict[str, float], dict[str, Any]]:
-        """The four components at the end of an episode, and the info that explains them."""
+        """The components at the end of an episode (the problem's, ``tool``, ``equivalence``), and
+        the info that explains them."""
         r = self._last_tool
         solver = self.instance.solver
         wanted = (solver,) if solver is not None else SOLVER_FAMILIES
@@ -372,8 +393,7 @@ class SolverToolEnv(TextEnv):
             tool_ok, tool_reason = True, f"the last tool call ran and called {' or '.join(s for s in wanted if r.called(s))}"
         verdict = self._equivalence(r)
         components = {
-            "format": float(answer_components.get("format", 0.0)),
-            "correct": float(answer_components.get("correct", 0.0)),
+            **{k: float(answer_components.get(k, 0.0)) for k in self.problem.components},
             "tool": REWARD_TOOL if tool_ok else 0.0,
             "equivalence": REWARD_EQUIVALENCE if verdict.equivalent else 0.0,
         }
@@ -387,30 +407,17 @@ class SolverToolEnv(TextEnv):
         if r.formula is None:
             why = r.formula_error or "the last tool call made no solve/check call"
             return EquivalenceVerdict("no_formula", f"no formula was captured from the last tool call: {why}")
-        truth = self.task.truth(self._task_instance())
+        truth = self.problem.truth(self.problem_instance())
         if truth is None:
             return EquivalenceVerdict("unsupported", f"task {self.task_name!r} has no Boolean ground truth")
         return check_equivalence(r.formula, truth, timeout_ms=self.equivalence_timeout_ms, auxiliary=self.auxiliary)
 
-    # -- scripted agents ---------------------------------------------------------------------------
-    def oracle_action(self) -> str:
-        """The oracle's next turn: a correct program for the sampled solver, then the answer (both
-        in one turn when only one is left)."""
-        inst = self._task_instance()
-        solver = self.instance.solver or "z3"
-        if self._last_tool is None:
-            program = self.task.oracle_program(inst, solver)
-            call = (f"<think>\nI will encode every condition as a clause and let {solver} decide.\n</think>\n"
-                    f"<tool_call>\n{program}</tool_call>")
-            if self._turn + 1 < self.max_turns:
-                return call
-            return call + "\n" + self.task.oracle_answer(inst, None)
-        stdout = self._last_tool.stdout
-        return (f"<think>\n{self.task.oracle_reasoning(inst, stdout)}\n</think>\n"
-                + self.task.oracle_answer(inst, stdout))
+    # -- for agents ------------------------------------------------------------------------------
+    def gold(self):
+        return self.problem.gold(self.problem_instance())
 
-    def random_action(self, rng: np.random.Generator) -> str:
-        return self.task.random_answer(self._task_instance(), rng)
+    def sample_answer(self, rng) -> str:
+        return self.problem.sample_answer(self.problem_instance(), rng)
 
     def close(self):
         if self._pool is not None and self._own_pool is None:

@@ -1,0 +1,129 @@
+"""``solvergym check-trace ENV_ID traces.jsonl``: the front end of :mod:`solvergym.envs.logic_steps.check_trace`.
+
+Scores every trace of the JSONL file (see that module for the line format), prints a per-step
+table (trace, S<k>, verdict, formula, reason) and the Table 2 / App. B.2 metrics for all, solved
+and failed traces, and writes the JSON report with every verdict (default
+``<traces>.report.json``). Exit status 2 when the env is not one check-trace handles or a file
+cannot be read or written.
+
+:func:`add_cli` adds the subcommand to an ``argparse`` subparsers object (``solvergym.cli`` wires
+it in); :func:`run` is the same as a function (tables on ``stream``); :func:`format_report` the
+tables of a report.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from .envs.logic_steps.check_trace import check_trace, write_report
+from .envs.logic_steps.metrics import MICRO_METRICS, TABLE2_COLUMNS
+from .kv import parse_kv
+
+__all__ = ["add_cli", "format_report", "main", "run"]
+
+
+def _table(rows: list[list[str]], headers: list[str]) -> str:
+    cells = [headers] + rows
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _fmt(v: Any, spec: str) -> str:
+    if v is None:
+        return "-"
+    return format(v, spec)
+
+
+def format_report(report: dict[str, Any], *, steps: bool = True, max_chars: int = 60) -> str:
+    """The per-step table (``steps``) and the summary table of a :func:`check_trace` report."""
+    out = []
+    if steps:
+        rows = []
+        for t in report["traces"]:
+            if "error" in t and "steps" not in t:
+                rows.append([str(t["id"]), "", "error", "", t["error"][:max_chars]])
+                continue
+            if not t["steps"]:
+                rows.append([str(t["id"]), "", t["error_type"], "", t["reason"][:max_chars]])
+            for v in t["steps"]:
+                rows.append([str(t["id"]), f"S{v['k'] if v['k'] is not None else '?'}", v["label"],
+                             (v["formula"] or v["text"] or "")[:max_chars], v["reason"][:max_chars]])
+        out.append(_table(rows, ["trace", "step", "verdict", "formula", "reason"]))
+        out.append("")
+    summary = report["summary"]
+    acc_keys = sorted({k for g in summary.values() for k in g if k.endswith("_acc") or k.startswith("acc")})
+    cols = [("n", "traces", "d")] + [(k, k, ".3f") for k in acc_keys] + TABLE2_COLUMNS[1:]
+    rows = [[name] + [_fmt(summary[name].get(k), f) for k, _, f in cols] for name in ("all", "solved", "failed")]
+    out.append(_table(rows, ["traces"] + [h for _, h, _ in cols]))
+    micro = [k for k in MICRO_METRICS if k in acc_keys]
+    if micro:
+        units = " and ".join(MICRO_METRICS[k][1].removesuffix("_total") for k in micro)
+        out.append(f"\n{', '.join(micro)}: over all {units} (App. B.2); the means of the per-trace "
+                   f"ratios are {', '.join(k + '_macro' for k in micro)} in the JSON report")
+    mean_reward = summary["all"].get("reward")
+    out.append(f"\nmean reward {_fmt(mean_reward, '.3f')}; error types {summary['all'].get('error_types', {})}")
+    if report["bad_lines"]:
+        out.append(f"{report['bad_lines']} line(s) could not be checked (see the JSON report)")
+    return "\n".join(out)
+
+
+def run(
+    env_id: str,
+    path: str | Path,
+    out_json: str | Path | None = None,
+    *,
+    env_kwargs: dict[str, Any] | None = None,
+    stream: TextIO | None = None,
+) -> dict[str, Any]:
+    """:func:`check_trace`, its tables printed on ``stream`` (stdout), then the JSON written."""
+    report = check_trace(env_id, path, env_kwargs=env_kwargs)
+    print(format_report(report), file=stream or sys.stdout)
+    if out_json is not None:
+        write_report(report, out_json)
+        print(f"\nwrote {out_json}", file=stream or sys.stdout)
+    return report
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    out = args.out if args.out is not None else str(Path(args.traces).with_suffix("")) + ".report.json"
+    try:
+        kwargs = parse_kv(args.kwargs)
+    except ValueError as e:
+        raise SystemExit(f"--kwargs: {e}") from None
+    if args.reward:
+        kwargs["reward"] = args.reward
+    try:
+        run(args.env_id, args.traces, out, env_kwargs=kwargs)
+    except (KeyError, OSError) as e:
+        print(f"check-trace: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def add_cli(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``check-trace`` to an ``argparse`` subparsers object."""
+    p = subparsers.add_parser(
+        "check-trace", help="verify reasoning traces step by step (Spring Definitions 1-6) and print Table 2 metrics")
+    p.add_argument("env_id", help="SolverZebra-v0, SolverKnights-v0 or SolverLSAT-v0")
+    p.add_argument("traces", help='JSONL file: one {"instance": ..., "output": ...} per line')
+    p.add_argument("--out", default=None, help="JSON report path (default: <traces>.report.json)")
+    p.add_argument("--reward", default=None, help="reward preset: spring, or_int, or_nl, minus_n, minus_nc")
+    p.add_argument("--kwargs", nargs="*", metavar="KEY=VALUE", help="env kwargs, e.g. aggregation=any")
+    p.set_defaults(fn=_cmd)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``check-trace`` alone: ``python -m solvergym.cli_check_trace check-trace ENV_ID traces.jsonl``."""
+    parser = argparse.ArgumentParser(prog="solvergym")
+    add_cli(parser.add_subparsers(dest="cmd", required=True))
+    args = parser.parse_args(argv)
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

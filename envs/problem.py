@@ -1,0 +1,263 @@
+"""The problem contract: what a family provides, once. The modes (:mod:`solvergym.envs.modes`)
+are env classes built once on any problem: a single-turn env, the multi-turn solver tool env,
+and (for the Spring families) the step-verified env. See ``docs/design.md``, "Problems and modes".
+
+A family writes a :class:`Problem` subclass:
+
+- ``instance_cls``: its instance dataclass (JSON types only, :class:`~solvergym.envs.base.Instance`);
+- ``Knobs``: a frozen dataclass whose fields are the difficulty knobs, with their defaults, and
+  whose ``validate`` raises ``ValueError`` for a bad setting (the env's ``options["difficulty"]``
+  and the registry read them from here; nothing re-lists them);
+- ``generate(knobs, rng)``: a new instance, pure and seeded (all randomness from ``rng``);
+- ``prompt(instance)``: the single-turn prompt; ``statement(instance)`` and ``answer_hint(instance)``: the
+  problem and its answer format as the tool mode's prompt embeds them;
+- ``score(instance, text) -> Verdict``: the reward components (named as in the family's paper),
+  whether a final answer was found, whether it is correct, why, and the parsed answer;
+- ``truth(instance)``: the formula the tool mode's ``equivalence`` reward proves against, or None;
+- ``gold(instance) -> Gold``: ground truth, for oracles only (the answer, a correct program per
+  solver); never shown to a policy;
+- ``sample_answer(instance, rng)``: a uniformly random answer in the answer format (the chance
+  level a random baseline measures).
+
+Settings that are not difficulty (a reward's epsilon, a label ratio) are the problem's
+constructor arguments. :func:`register_problem` makes a problem available by name to every mode
+(``SolverTool-v0(task=name)``) and, given an env id, registers its single-turn env with Gymnasium.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+import gymnasium as gym
+import numpy as np
+
+from .base import Instance
+
+__all__ = [
+    "Knobs",
+    "NoKnobs",
+    "Verdict",
+    "Gold",
+    "Problem",
+    "PROBLEMS",
+    "register_problem",
+    "get_problem",
+    "make_problem",
+    "settings_defaults",
+]
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """Base of a problem's difficulty knobs (subclasses are frozen dataclasses)."""
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` for an invalid setting (called by :meth:`make` and :meth:`replace`)."""
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        return {f.name: f.default for f in dataclasses.fields(cls)}
+
+    @classmethod
+    def make(cls, **values: Any) -> "Knobs":
+        """Knobs from keyword values (the rest default), normalised and validated."""
+        unknown = set(values) - set(cls.names())
+        if unknown:
+            raise ValueError(f"unknown difficulty keys {sorted(unknown)}; this problem takes {list(cls.names())}")
+        knobs = cls(**values)
+        knobs = dataclasses.replace(knobs, **knobs.normalise())
+        knobs.validate()
+        return knobs
+
+    def normalise(self) -> dict[str, Any]:
+        """Values to store instead of the given ones (e.g. a tuple of ints as a list)."""
+        return {}
+
+    def replace(self, **changes: Any) -> "Knobs":
+        """These knobs with ``changes`` (validated); unknown keys are an error."""
+        return type(self).make(**{**self.as_dict(), **changes})
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+@dataclass(frozen=True)
+class NoKnobs(Knobs):
+    """A problem without difficulty knobs."""
+
+
+@dataclass
+class Verdict:
+    """A problem's score of one answer text."""
+
+    components: dict[str, float]  # reward components, named as in the family's paper
+    answered: bool  # a final answer in the problem's format was found
+    correct: bool
+    reason: str
+    answer: Any = None  # the parsed answer (JSON types)
+    info: dict[str, Any] = field(default_factory=dict)  # more info keys (a family's signals)
+
+
+@dataclass
+class Gold:
+    """Ground truth of one instance, for oracles only.
+
+    ``answer``: a final answer text that earns the full reward. ``program(solver)``: a correct
+    program for that sandbox solver family (``None``: the problem has no tool mode).
+    ``after_tool(stdout)``: the oracle's final turn in tool mode once the program's output is
+    back (``None``: ``answer``); ``plan``: its thought before the call. ``steps``: for
+    step-verified modes, the actions of a full-reward episode in order.
+    """
+
+    answer: str
+    program: Callable[[str], str] | None = None
+    after_tool: Callable[[str | None], str] | None = None
+    #: the oracle's thought before its tool call (``{solver}`` is filled in)
+    plan: str = "I will write a program for {solver} and run it."
+    steps: list[str] | None = None
+
+    def final_after_tool(self, stdout: str | None) -> str:
+        return self.answer if self.after_tool is None else self.after_tool(stdout)
+
+
+class Problem:
+    """One family of problems (see the module docstring). Subclasses set the class attributes and
+    implement :meth:`generate`, :meth:`prompt`, :meth:`score`, :meth:`gold`, :meth:`sample_answer`."""
+
+    #: the name modes and the tool env know it by (``SolverTool-v0(task=name)``)
+    name: ClassVar[str] = ""
+    instance_cls: ClassVar[type[Instance]] = Instance
+    Knobs: ClassVar[type[Knobs]] = NoKnobs
+    #: reward components of :meth:`score`, in order
+    components: ClassVar[tuple[str, ...]] = ()
+    #: the sandbox solver families whose programs fit this problem (``()``: no tool mode)
+    solvers: ClassVar[tuple[str, ...]] = ()
+    #: words a bare fence may hold as the final answer in tool mode (```yes```)
+    bare_answers: ClassVar[tuple[str, ...]] = ()
+
+    # -- instances ---------------------------------------------------------------------------------
+    def generate(self, knobs: Knobs, rng: np.random.Generator) -> Instance:
+        """A new instance at ``knobs``; every draw from ``rng`` (pure, seeded)."""
+        raise NotImplementedError
+
+    def coerce(self, obj: Any) -> Instance:
+        """The instance dataclass (validated once), its ``dict`` or its JSON text -> an instance."""
+        return self.instance_cls.coerce(obj)
+
+    def describe(self, instance: Instance) -> dict[str, Any]:
+        """``info["difficulty"]``: the knob values of ``instance`` (it may come from a dataset)."""
+        return {}
+
+    def reset_info(self, instance: Instance) -> dict[str, Any]:
+        """Extra ``info`` keys at reset (a variable mapping...). Never the ground truth."""
+        return {}
+
+    # -- text --------------------------------------------------------------------------------------
+    def prompt(self, instance: Instance) -> str:
+        """The single-turn prompt (the problem and how to answer it)."""
+        raise NotImplementedError
+
+    def statement(self, instance: Instance) -> str:
+        """The problem alone, as the tool mode's prompt embeds it after "Problem Statement:"."""
+        return self.prompt(instance)
+
+    def answer_hint(self, instance: Instance) -> str:
+        """The answer format, as the tool mode's prompt and format errors state it."""
+        return "```answer ...```"
+
+    def variable_mapping(self, instance: Instance) -> str | None:
+        """The "Variable Mapping" block of the tool prompt (SAT-RL App. C), or ``None``."""
+        return None
+
+    def naming_hint(self, instance: Instance) -> str | None:
+        """How the tool prompt asks programs to name the variables, or ``None``."""
+        return None
+
+    def feedback(self, instance: Instance, verdict: Verdict) -> str:
+        """The single-turn env's observation after ``verdict`` (answered or not)."""
+        if not verdict.answered:
+            return f"Format error: {verdict.reason}. Answer in the format {self.answer_hint(instance)}."
+        return ("Correct: " if verdict.correct else "Incorrect: ") + verdict.reason + "."
+
+    # -- scoring -----------------------------------------------------------------------------------
+    def score(self, instance: Instance, text: str) -> Verdict:
+        raise NotImplementedError
+
+    def unanswered(self, instance: Instance, reason: str) -> Verdict:
+        """The verdict for an action that is not valid text at all (too long, not UTF-8): what
+        :meth:`score` gives a text with no answer in it (every component 0 unless overridden)."""
+        return Verdict(dict.fromkeys(self.components, 0.0), False, False, reason)
+
+    def truth(self, instance: Instance):
+        """The ground-truth formula (:class:`~solvergym.envs.sat.equivalence.Truth`) the tool
+        mode's ``equivalence`` reward proves the program's formula against, or ``None``."""
+        return None
+
+    # -- for agents --------------------------------------------------------------------------------
+    def gold(self, instance: Instance) -> Gold:
+        raise NotImplementedError
+
+    def sample_answer(self, instance: Instance, rng: np.random.Generator) -> str:
+        """A uniformly random answer in the problem's format."""
+        raise NotImplementedError
+
+    def tool_variant(self, **tool_settings: Any) -> "Problem":
+        """The problem as the tool mode poses it: the same one unless the tool protocol asks for
+        another answer format, as SAT-RL's does for SATURN's instances. ``tool_settings`` are the
+        tool env's scoring settings (``eps``, eq. 1's penalty), for a variant that needs them."""
+        return self
+
+
+#: name -> factory of the problem (its keyword arguments are the problem's settings), or the
+#: ``"module:attribute"`` path of one (imported when first asked for, so that ``import solvergym``
+#: does not import every family's solvers)
+PROBLEMS: dict[str, Callable[..., Problem] | str] = {}
+
+
+def register_problem(factory: Callable[..., Problem] | str, *, name: str | None = None, env_id: str | None = None,
+                     **env_kwargs: Any) -> None:
+    """Make ``factory`` (a :class:`Problem` subclass, a callable returning one, or its
+    ``"module:attribute"`` path) available by ``name`` (default ``factory.name``) to every mode;
+    with ``env_id``, also register its single-turn env with Gymnasium
+    (``gym.make(env_id, **knobs, **settings)``)."""
+    if isinstance(factory, str):
+        if not name or ":" not in factory:
+            raise ValueError("a problem given by path needs a name and the form 'module:attribute'")
+    else:
+        name = name or getattr(factory, "name", "")
+        if not name or not callable(factory):
+            raise ValueError("register_problem needs a Problem factory with a name")
+    PROBLEMS[name] = factory
+    if env_id is not None:
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point="solvergym.envs.modes.single:SingleTurnEnv",
+                         kwargs={"problem": name, **env_kwargs})
+
+
+def get_problem(name: str) -> Callable[..., Problem]:
+    """The factory registered as ``name``."""
+    if name not in PROBLEMS:
+        raise ValueError(f"unknown problem {name!r}; known: {sorted(PROBLEMS)}")
+    factory = PROBLEMS[name]
+    if isinstance(factory, str):
+        module, _, attr = factory.partition(":")
+        factory = PROBLEMS[name] = getattr(importlib.import_module(module), attr)
+    return factory
+
+
+def make_problem(name: str, **settings: Any) -> Problem:
+    return get_problem(name)(**settings)
+
+
+def settings_defaults(factory: Callable[..., Problem]) -> dict[str, Any]:
+    """The settings a problem's constructor takes, with their defaults."""
+    sig = inspect.signature(factory)
+    return {n: p.default for n, p in sig.parameters.items()
+            if p.default is not inspect.Parameter.empty and p.kind is not p.VAR_KEYWORD}
