@@ -91,6 +91,9 @@ ENVS: tuple[EnvEntry, ...] = (
 PROBLEMS = {
     "sat": "solvergym.envs.sat.problem:SATProblem",
     "sat-bench": "solvergym.envs.sat.problem:SATBenchProblem",
+    "zebra": "solvergym.envs.zebra.problem:ZebraProblem",
+    "knights": "solvergym.envs.knights.problem:KnightsProblem",
+    "lsat": "solvergym.envs.lsat.problem:LSATProblem",
 }
 
 

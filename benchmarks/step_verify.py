@@ -56,7 +56,7 @@ from solvergym.agents.scripted import oracle_action
 from solvergym.benchmarks.evaluate import format_table
 from solvergym.envs.knights.generator import generate_knights
 from solvergym.envs.knights.verify import KNIGHTS
-from solvergym.envs.logic_steps.env import format_answer, gold_steps
+from solvergym.envs.logic_steps.problem import format_answer, gold_steps
 from solvergym.envs.logic_steps.formula import MAX_DEPTH, MAX_FORMULA_CHARS, MAX_NODES, parse_formula
 from solvergym.envs.logic_steps.reward import get_preset
 from solvergym.envs.logic_steps.trace import DEFAULT_VERIFY_BUDGET_S, TraceSession, score_trace

@@ -141,6 +141,14 @@ class Problem:
     solvers: ClassVar[tuple[str, ...]] = ()
     #: words a bare fence may hold as the final answer in tool mode (```yes```)
     bare_answers: ClassVar[tuple[str, ...]] = ()
+    #: settings a problem fixes and a caller may not give (name -> the value it uses)
+    fixed_settings: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def settings_defaults(cls) -> dict[str, Any]:
+        """The settings (constructor keywords) and their defaults: those of ``__init__``'s
+        signature unless a subclass takes them another way."""
+        return _signature_settings(cls)
 
     # -- instances ---------------------------------------------------------------------------------
     def generate(self, knobs: Knobs, rng: np.random.Generator) -> Instance:
@@ -257,7 +265,14 @@ def make_problem(name: str, **settings: Any) -> Problem:
 
 
 def settings_defaults(factory: Callable[..., Problem]) -> dict[str, Any]:
-    """The settings a problem's constructor takes, with their defaults."""
-    sig = inspect.signature(factory)
+    """The settings a problem's constructor takes, with their defaults (a :class:`Problem`
+    subclass says so itself; any other factory by its signature)."""
+    if isinstance(factory, type) and issubclass(factory, Problem):
+        return factory.settings_defaults()
+    return _signature_settings(factory)
+
+
+def _signature_settings(fn: Callable[..., Any]) -> dict[str, Any]:
+    sig = inspect.signature(fn)
     return {n: p.default for n, p in sig.parameters.items()
             if p.default is not inspect.Parameter.empty and p.kind is not p.VAR_KEYWORD}

@@ -14,7 +14,11 @@ from hypothesis import given, settings, strategies as st
 
 import solvergym  # noqa: F401
 from solvergym.agents.scripted import oracle_action, random_action
-from solvergym.envs.logic_steps.env import format_answer
+from solvergym.envs.knights.env import KnightsEnv
+from solvergym.envs.logic_steps.env import StepVerifiedEnv
+from solvergym.envs.logic_steps.problem import format_answer
+from solvergym.envs.modes.single import SingleTurnEnv
+from solvergym.registry import default_kwargs
 
 IDS = ["SolverZebra-v0", "SolverKnights-v0", "SolverLSAT-v0"]
 MODES = ["trace", "step"]
@@ -200,6 +204,53 @@ def test_zebra_bucket_and_difficulty_options():
         gym.make("SolverZebra-v0", n_houses=7)
     _, info = gym.make("SolverLSAT-v0", game="grouping", question_type="if_then").reset(seed=0)
     assert info["difficulty"]["game"] == "grouping" and info["question_type"] == "if_then"
+
+
+PROBLEM_OF = {"SolverZebra-v0": "zebra", "SolverKnights-v0": "knights", "SolverLSAT-v0": "lsat"}
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_trace_mode_is_the_single_turn_mode_posing_the_problem(env_id):
+    """Issue 11: a Spring family's trace mode is a Problem: SingleTurnEnv(problem=name) gives the
+    family env's observations, rewards and info, for the oracle, a random answer and a failure."""
+    single = SingleTurnEnv(problem=PROBLEM_OF[env_id], n_people=4) if env_id == "SolverKnights-v0" else \
+        SingleTurnEnv(problem=PROBLEM_OF[env_id])
+    family = gym.make(env_id, **({"n_people": 4} if env_id == "SolverKnights-v0" else {})).unwrapped
+    assert single.knobs == family.knobs and single.problem.name == PROBLEM_OF[env_id]
+    for seed in range(4):
+        for action in ("oracle", "random", "no answer"):
+            got = []
+            for env in (single, family):
+                obs, info = env.reset(seed=seed)
+                text = {"oracle": lambda: oracle_action(env), "random": lambda: random_action(env, np.random.default_rng(seed)),
+                        "no answer": lambda: "I think so."}[action]()
+                out = env.step(text)
+                got.append((obs, out[0], out[1], out[4]["reward_components"], out[4]["reason"], out[4]["correct"]))
+            assert got[0] == got[1], (seed, action)
+    # the step-verified mode poses any registered step problem by name, as the family ids do
+    step = StepVerifiedEnv(problem=PROBLEM_OF[env_id], mode="step")
+    obs, _ = step.reset(seed=1)
+    assert obs == gym.make(env_id, mode="step").unwrapped.reset(seed=1)[0]
+    with pytest.raises(TypeError, match="step-verified problem"):
+        StepVerifiedEnv(problem="sat")
+
+
+def test_settings_are_the_problems_and_a_fixed_one_is_refused():
+    want = {"reward", "aggregation", "accept", "novelty", "require_unique", "require_faithful", "incremental",
+            "consistency_over", "max_steps", "verify_budget_s", "mode", "step_credit", "max_turns",
+            "max_action_chars", "render_mode"}
+    assert set(default_kwargs("SolverZebra-v0")) == want | {"n_houses", "n_attributes", "bucket", "clue_weights"}
+    assert set(default_kwargs("SolverLSAT-v0")) == (want - {"require_unique"}) | {
+        "game", "n_entities", "n_groups", "question_type", "max_solutions"}
+    with pytest.raises(TypeError, match="fixes require_unique=False"):
+        gym.make("SolverLSAT-v0", require_unique=True)
+    with pytest.raises(ValueError, match="max_solutions"):
+        gym.make("SolverLSAT-v0", max_solutions=1)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
+        gym.make("SolverZebra-v0", colour="red")
+    env = KnightsEnv(5, 3, novelty="spring", verify_budget_s=5)  # positional arguments fill the knobs
+    assert env.knobs.as_dict() == {"n_people": 5, "depth": 3, "width": 2}
+    assert (env.problem.novelty, env.problem.verify_budget_s) == ("spring", 5.0)
 
 
 @pytest.mark.parametrize("env_id", IDS)

@@ -12,7 +12,7 @@ import pytest
 import solvergym  # noqa: F401
 from solvergym.agents.scripted import oracle_action
 from solvergym.benchmarks.step_verify import world_exclusions  # the same attack the benchmark times
-from solvergym.envs.logic_steps.env import format_answer
+from solvergym.envs.logic_steps.problem import format_answer
 from solvergym.envs.logic_steps.formula import parse_formula
 from solvergym.envs.logic_steps.reward import get_preset
 from solvergym.envs.logic_steps.trace import TraceSession, score_trace

@@ -11,7 +11,7 @@ from solvergym.agents.scripted import oracle_action
 from solvergym.envs.knights.verify import KNIGHTS
 from solvergym.cli_check_trace import add_cli, main as check_main, run as check_and_print
 from solvergym.envs.logic_steps.check_trace import check_trace
-from solvergym.envs.logic_steps.env import format_answer, gold_steps, gold_trace
+from solvergym.envs.logic_steps.problem import format_answer, gold_steps, gold_trace
 from solvergym.envs.logic_steps.metrics import summarize, trace_row
 from solvergym.envs.logic_steps.reward import PRESETS, RewardConfig, aggregate, get_preset, spring_reward
 from solvergym.envs.logic_steps.trace import extract_answer, score_trace, split_step_action

@@ -17,7 +17,7 @@ from solvergym.agents.scripted import oracle_action
 from solvergym.algorithms.config import make_config  # noqa: E402
 from solvergym.algorithms.rollout import collate  # noqa: E402
 from solvergym.algorithms.trainer import LossInputs, Trainer, policy_loss, token_logprobs  # noqa: E402
-from solvergym.envs.logic_steps.env import format_answer  # noqa: E402
+from solvergym.envs.logic_steps.problem import format_answer  # noqa: E402
 
 toy_env.register()
 TINY = dict(env="TestLetter-v0", env_kwargs={"turns": 2}, steps=1, prompts_per_step=2, group_size=2,

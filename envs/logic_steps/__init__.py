@@ -2,9 +2,11 @@
 
 ``formula`` (the formal step language of App. E, parsed safely), ``theory`` (vocabulary, Γ_dom,
 compilation to Z3), ``facts`` (the atomic facts of the default novelty rule), ``verifier``
-(Definitions 1-6 and §4.2 with one incremental Z3 solver per trace, a time budget per action), ``trace`` (reading App. E's JSON output and scoring it), ``reward`` (§4.3, the §5.1
-baselines and the §5.3 ablations as presets), ``metrics`` (App. B.2, Table 2), ``env`` (the
-trace/step-mode env base class), ``check_trace`` (offline checking, ``solvergym check-trace``).
+(Definitions 1-6 and §4.2 with one incremental Z3 solver per trace, a time budget per action),
+``trace`` (reading App. E's JSON output and scoring it), ``reward`` (§4.3, the §5.1
+baselines and the §5.3 ablations as presets), ``metrics`` (App. B.2, Table 2), ``problem`` (a family
+as a :class:`~solvergym.envs.problem.Problem`: its trace mode), ``env`` (the step-verified mode:
+the trace/step-mode env base class), ``check_trace`` (offline checking, ``solvergym check-trace``).
 """
 from .check_trace import check_trace
 from .formula import FormulaError, Language, parse_formula, to_text

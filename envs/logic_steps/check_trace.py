@@ -20,30 +20,34 @@ import json
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
+from gymnasium.envs.registration import load_env_creator
+
+from .env import StepVerifiedEnv
 from .metrics import summarize, trace_row
+from .problem import StepProblem
 
-__all__ = ["ENV_CLASSES", "make_env", "check_trace", "write_report"]
-
-ENV_CLASSES = {
-    "SolverZebra-v0": "solvergym.envs.zebra.env:ZebraEnv",
-    "SolverKnights-v0": "solvergym.envs.knights.env:KnightsEnv",
-    "SolverLSAT-v0": "solvergym.envs.lsat.env:LSATEnv",
-}
+__all__ = ["trace_problem", "check_trace", "write_report"]
 
 
-def make_env(env_id: str, **kwargs: Any):
-    """The unwrapped env for ``env_id`` (trace mode), registered or not."""
-    import importlib
-
-    import gymnasium as gym
-
+def trace_problem(env_id: str, **kwargs: Any) -> StepProblem:
+    """The trace-mode problem of a step-verified env id (``SolverZebra-v0``, with or without the
+    ``solvergym:`` prefix), made with the env's keyword arguments. ``KeyError`` for any other id."""
     name = env_id.split(":", 1)[1] if env_id.startswith("solvergym:") else env_id
-    if name in gym.registry:
-        return gym.make(name, **kwargs).unwrapped
-    if name not in ENV_CLASSES:
-        raise KeyError(f"check-trace handles {sorted(ENV_CLASSES)}, not {env_id!r}")
-    module, _, cls = ENV_CLASSES[name].partition(":")
-    return getattr(importlib.import_module(module), cls)(**kwargs)
+    spec = gym.registry.get(name)
+    entry = load_env_creator(spec.entry_point) if spec is not None and isinstance(spec.entry_point, str) else None
+    if not (isinstance(entry, type) and issubclass(entry, StepVerifiedEnv)):
+        steps = sorted(i for i, s in gym.registry.items() if isinstance(s.entry_point, str)
+                       and s.entry_point.startswith("solvergym.") and _is_step_env(s.entry_point))
+        raise KeyError(f"check-trace handles the step-verified envs {steps}, not {env_id!r}")
+    env = entry(**{**(spec.kwargs or {}), **kwargs, "mode": "trace"})
+    env.close()
+    return env.problem
+
+
+def _is_step_env(entry_point: str) -> bool:
+    entry = load_env_creator(entry_point)
+    return isinstance(entry, type) and issubclass(entry, StepVerifiedEnv)
 
 
 def check_trace(
@@ -57,7 +61,7 @@ def check_trace(
 
     Raises ``KeyError`` for an env it cannot make and ``OSError`` for a file it cannot read or write.
     """
-    env = make_env(env_id, **{**(env_kwargs or {}), "mode": "trace"})
+    problem = trace_problem(env_id, **(env_kwargs or {}))
     traces, rows, bad = [], [], 0
     with open(path, encoding="utf-8", errors="replace") as f:
         for lineno, line in enumerate(f, 1):
@@ -74,19 +78,19 @@ def check_trace(
                     raise ValueError('no "output" string')
                 if "instance" not in rec:
                     raise ValueError('no "instance"')
-                env.reset(options={"instance": rec["instance"]})
-                res = env.score(output)
+                instance = problem.coerce(rec["instance"])
+                res = problem.score_trace(instance, output)
             except (ValueError, TypeError, KeyError) as e:
                 bad += 1
                 traces.append({"id": tid, "line": lineno, "error": f"{type(e).__name__}: {e}"[:300]})
                 continue
             row = trace_row(res)
             rows.append(row)
-            traces.append({"id": tid, "line": lineno, "instance_id": env.instance.instance_id, **row,
+            traces.append({"id": tid, "line": lineno, "instance_id": instance.instance_id, **row,
                            "components": res.components, "signals": res.signals(), "reason": res.reason,
                            "error": res.error, "format_issues": res.format_issues,
                            "parse_issues": res.parse_issues, "steps": [v.as_dict() for v in res.steps]})
-    report = {"env_id": env_id, "path": str(path), "reward_preset": env.reward_config.name,
+    report = {"env_id": env_id, "path": str(path), "reward_preset": problem.reward_config.name,
               "n": len(rows), "bad_lines": bad, "summary": summarize(rows), "traces": traces}
     if out_json is not None:
         write_report(report, out_json)

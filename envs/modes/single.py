@@ -30,7 +30,9 @@ def split_kwargs(factory: Callable[..., Problem], args: tuple, kwargs: dict[str,
                 raise TypeError(f"difficulty knob {key!r} given twice")
             knobs[key] = value
         elif key not in settings:
-            raise TypeError(f"unexpected keyword argument {key!r}; the knobs are {list(names)}, "
+            fixed = getattr(factory, "fixed_settings", {})
+            why = f" (the problem fixes {key}={fixed[key]!r})" if key in fixed else ""
+            raise TypeError(f"unexpected keyword argument {key!r}{why}; the knobs are {list(names)}, "
                             f"the settings {sorted(settings)}")
     return knobs, {k: v for k, v in kwargs.items() if k not in names}
 

@@ -1,0 +1,99 @@
+"""The ``knights`` problem: Knights & Knaves with Spring's step-verified process reward (Spring
+App. A.3), the trace mode of ``SolverKnights-v0`` (the env and its step mode: :mod:`.env`).
+
+Rewards and settings are those of :class:`~..logic_steps.problem.StepProblem`; the answer schema
+is in :mod:`.verify`. Difficulty: ``n_people`` (2-8), ``depth`` (2-4 levels of nesting in a
+statement) and ``width`` (2-4 operands of And/Or).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..logic_steps.problem import StepProblem
+from ..problem import Knobs
+from .generator import KnightsInstance, generate_knights
+from .verify import KNIGHTS
+
+__all__ = ["KnightsProblem", "KnightsKnobs"]
+
+_LANGUAGE_GUIDE = """Formula language: Knight(A), Knave(A); Not(e), And(e1, e2, ...), Or(e1, e2, ...), Xor(e1, e2),
+Implies(e1, e2); e1 == e2 (same truth value, e.g. "A and C are of the same type": Knight(A) == Knight(C)) and e1 != e2.
+A statement S made by A becomes the premise Knight(A) == S (wrap S in parentheses if it is itself an ==)."""
+
+
+@dataclass(frozen=True)
+class KnightsKnobs(Knobs):
+    """Knights & Knaves' difficulty: ``n_people`` (2-8), ``depth`` (2-4 levels of nesting in a
+    statement) and ``width`` (2-4 operands of And/Or)."""
+
+    n_people: int = 3
+    depth: int = 2
+    width: int = 2
+
+    def normalise(self) -> dict[str, Any]:
+        return {name: int(getattr(self, name)) for name in self.names() if isinstance(getattr(self, name), np.integer)}
+
+    def validate(self) -> None:
+        for name, v, lo, hi in (("n_people", self.n_people, 2, 8), ("depth", self.depth, 2, 4),
+                                ("width", self.width, 2, 4)):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or not lo <= v <= hi:
+                raise ValueError(f"{name} must be an int in {lo}..{hi}, got {v!r}")
+
+
+class KnightsProblem(StepProblem):
+    """Knights & Knaves puzzles with a unique solution; see the module docstring."""
+
+    name = "knights"
+    family = KNIGHTS
+    instance_cls = KnightsInstance
+    Knobs = KnightsKnobs
+
+    def generate(self, knobs, rng):
+        return generate_knights(knobs.n_people, rng, depth=knobs.depth, width=knobs.width)
+
+    def describe(self, instance: KnightsInstance) -> dict[str, Any]:
+        return {"n_people": instance.n_people, "depth": instance.depth, "width": instance.width}
+
+    def reset_info(self, instance: KnightsInstance) -> dict[str, Any]:
+        return {**super().reset_info(instance), "characters": list(instance.names)}
+
+    def problem_text(self, instance: KnightsInstance) -> str:
+        lines = [
+            "A very special island is inhabited only by knights and knaves. Knights always tell the "
+            "truth, and knaves always lie. You meet " + str(instance.n_people) + " inhabitants: "
+            + ", ".join(instance.names[:-1]) + " and " + instance.names[-1] + ".",
+        ]
+        lines += [f"{i}. {s}" for i, s in enumerate(instance.sentences(), 1)]
+        lines.append("Who is a knight and who is a knave?")
+        lines.append(f"characters: {json.dumps(instance.names)}")
+        return "\n".join(lines)
+
+    def instructions(self, instance: KnightsInstance, step: bool = False) -> str:
+        sol = '"solution": {' + ", ".join(f'"{n}": "knight" or "knave"' for n in instance.names[:2]) + ", ...}"
+        if not self.reward_config.interleaved:
+            return ("Reason in natural language, then give the final answer as a single JSON object inside "
+                    f"<answer>...</answer> with one key: {sol}.")
+        if step:
+            return (
+                "Work step by step; each of your messages is one action.\n"
+                '1. First send the statements as formulas: <answer>{"syntactic_statements": ["C1: Knight(A) == ....", '
+                "...]}</answer>, one per statement in order (or one 'C<i>: formula.' per line).\n"
+                "2. Then send one deduction per message: one sentence and its formula, e.g. "
+                "'If A were a knight, B's statement would be false, so A is a knave. S1: Knave(A).' (S1, S2, ... in "
+                "order). A solver checks each step: a valid step that settles someone's identity raises your "
+                "reward; a contradiction, a repeat, a restated statement or a step that settles nothing lowers it.\n"
+                f"3. Finally send <answer>{{{sol}}}</answer>.\n\n" + _LANGUAGE_GUIDE
+            )
+        return (
+            "Answer with a single JSON object inside <answer>...</answer> and nothing else. Its four keys:\n"
+            '- "characters": the list of names, as given\n'
+            '- "syntactic_statements": one premise per statement, in order, "C<i>: Knight(A) == <what A says>."\n'
+            '- "reasoning": alternating entries: a one-sentence deduction, then its formula "S<k>: <formula>." '
+            "(S1, S2, ...). A solver rewards valid deductions that settle someone's identity and penalises "
+            "contradictions.\n"
+            f"- {sol}\n\n" + _LANGUAGE_GUIDE
+        )
