@@ -5,8 +5,11 @@ tree and (``--baseline REV``) in an older commit, measured in the same run.
     python benchmarks/contract.py --baseline a82406e
 
 Both sides run the same measurement in a fresh interpreter (the old one from a ``git worktree``
-of REV), in alternating order over ``--rounds`` rounds; each figure is the best round's mean
-time per episode. Prints a table and writes ``benchmarks/results/contract.json``.
+of REV), in alternating order over ``--rounds`` rounds; each time is the best round's mean per episode.
+On a shared (virtual) machine two runs of the same code differ by 10-30%, so each case also
+counts ``env_calls``: the Python function calls inside ``env.reset`` and ``env.step`` per oracle
+episode (cProfile, 3 episodes), the same in every run; solver time (Z3, the sandbox child) is in
+the times only. Prints a table and writes ``benchmarks/results/contract.json``.
 """
 from __future__ import annotations
 
@@ -21,13 +24,20 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = [("SolverSAT-v0", {}), ("SolverSATBench-v0", {}), ("SolverTool-v0", {"solver": "z3"}),
-         ("SolverZebra-v0", {}), ("SolverZebra-v0", {"mode": "step"}), ("SolverKnights-v0", {}),
-         ("SolverLSAT-v0", {})]
+#: (id, kwargs, episodes per round: None = --seeds); the large sizes weigh generation (reset) and
+#: step verification (a 5x5 Zebra gold trace has about 25 steps)
+CASES = [("SolverSAT-v0", {}, None), ("SolverSAT-v0", {"n": 5, "k": 12, "l": 60}, None),
+         ("SolverSATBench-v0", {}, None), ("SolverSATBench-v0", {"dims": [4, 3, 3], "num_clauses": 40}, None),
+         ("SolverTool-v0", {"solver": "z3"}, None),
+         ("SolverZebra-v0", {}, None), ("SolverZebra-v0", {"mode": "step"}, None),
+         ("SolverZebra-v0", {"n_houses": 5, "n_attributes": 5}, 6),
+         ("SolverZebra-v0", {"n_houses": 5, "n_attributes": 5, "mode": "step"}, 6),
+         ("SolverKnights-v0", {}, None), ("SolverKnights-v0", {"n_people": 7, "depth": 3}, 10),
+         ("SolverLSAT-v0", {}, None), ("SolverLSAT-v0", {"mode": "step"}, None)]
 
 # The measurement, run as a script by both sides: it may only use what both versions have.
 _MEASURE = r'''
-import json, sys, time
+import cProfile, json, pstats, sys, time
 import gymnasium as gym
 import solvergym
 try:
@@ -39,9 +49,10 @@ def act(env, obs):
     u = env.unwrapped
     return oracle_action(u, obs) if oracle_action is not None else u.oracle_action()
 
-cases, seeds = json.loads(sys.argv[1]), int(sys.argv[2])
+cases, default_seeds = json.loads(sys.argv[1]), int(sys.argv[2])
 out = {}
-for env_id, kw in cases:
+for env_id, kw, seeds in cases:
+    seeds = seeds or default_seeds
     env = gym.make(env_id, **kw).unwrapped
     env.reset(seed=10_000)  # warm: imports, solver start-up
     t0 = time.perf_counter()
@@ -60,8 +71,23 @@ for env_id, kw in cases:
             t_step += time.perf_counter() - t1
             done = term or trunc
     t_episode = (time.perf_counter() - t0) / seeds
+    # the work itself, free of the machine's noise: Python calls inside env.reset and env.step
+    prof = cProfile.Profile()
+    for s in range(3):
+        prof.enable()
+        obs, _ = env.reset(seed=s)
+        prof.disable()
+        done = False
+        while not done:
+            a = act(env, obs)
+            prof.enable()
+            obs, r, term, trunc, info = env.step(a)
+            prof.disable()
+            done = term or trunc
+    n_calls = sum(v[1] for v in pstats.Stats(prof).stats.values()) / 3
     out[env_id + (" " + json.dumps(kw, sort_keys=True) if kw else "")] = {
-        "reset_ms": 1e3 * t_reset, "episode_ms": 1e3 * t_episode, "step_ms": 1e3 * t_step / seeds}
+        "reset_ms": 1e3 * t_reset, "episode_ms": 1e3 * t_episode, "step_ms": 1e3 * t_step / seeds,
+        "env_calls": n_calls}
     env.close()
 
 # DRUP checks of one GRPO group of 8 on UNSAT SAT-Bench instances (leader + 7 followers)
@@ -146,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     head = f"{'case':<{w}}  {'what':<12}  {'this tree':>10}  {str(args.baseline or '-'):>10}  {'new/old':>7}"
     print(head + "\n" + "-" * len(head))
     for r in rows:
-        fmt = (lambda x: "-" if x is None else (f"{x:.0f}" if r["what"] == "drup_checks" else f"{x:.3f}"))
+        fmt = (lambda x: "-" if x is None else (f"{x:.0f}" if r["what"] in ("drup_checks", "env_calls") else f"{x:.3f}"))
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}x"
         print(f"{r['case']:<{w}}  {r['what']:<12}  {fmt(r['new']):>10}  {fmt(r['old']):>10}  {ratio:>7}")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
