@@ -84,6 +84,15 @@ ENVS: tuple[EnvEntry, ...] = (
         reward_components=SPRING_COMPONENTS,
         paper="Spring §4, App. A.2, E.2",
     ),
+    EnvEntry(
+        id="SolverOR-v0",
+        entry_point="solvergym.envs.opt.env:OREnv",
+        description="SIRL optimisation modelling: <think><model><python>; the program runs in the sandbox, "
+                    "the objective is captured from the solver",
+        task="seeded word problems of eleven families (LP, IP, MILP with big-M, QP) with two-solver ground truth",
+        reward_components=("format", "execution", "accuracy", "bonus"),
+        paper="SIRL §3.2-3.3, §10, eq. 6",
+    ),
 )
 
 
@@ -94,6 +103,7 @@ PROBLEMS = {
     "zebra": "solvergym.envs.zebra.problem:ZebraProblem",
     "knights": "solvergym.envs.knights.problem:KnightsProblem",
     "lsat": "solvergym.envs.lsat.problem:LSATProblem",
+    "or": "solvergym.envs.opt.problem:ORProblem",
 }
 
 

@@ -216,6 +216,9 @@ class Problem:
         """A uniformly random answer in the problem's format."""
         raise NotImplementedError
 
+    def close(self) -> None:
+        """Release what the problem holds (a sandbox pool); the env's ``close`` calls it."""
+
     def tool_variant(self, **tool_settings: Any) -> "Problem":
         """The problem as the tool mode poses it: the same one unless the tool protocol asks for
         another answer format, as SAT-RL's does for SATURN's instances. ``tool_settings`` are the

@@ -1,5 +1,6 @@
 """The trainer on the embedded model with tiny budgets: one test per preset, resume, DDP."""
 import json
+import math
 import os
 import pickle
 import subprocess
@@ -304,3 +305,21 @@ def test_turn_credit_gives_step_rewards_to_their_own_tokens(tmp_path):
     assert torch.allclose(turn[0][3].mean(), turn[1][3].mean(), atol=1e-5)  # the same last step
     values = torch.cat([t for row in episode for t in row])
     assert torch.allclose(values, values[0].expand_as(values))  # the episode sum: one value for all
+
+
+@pytest.mark.slow
+def test_reinforce_pp_with_partial_kl_on_the_or_env_writes_metrics(tmp_path):
+    """Issue 12: SIRL's optimiser (REINFORCE++, Partial KL §3.2 eq. 5) on SolverOR-v0 with the
+    embedded model, two steps: every rollout is scored by SIRL eq. 6's components."""
+    cfg = make_config("reinforce_pp", out_dir=str(tmp_path), env="SolverOR-v0",
+                      env_kwargs={"family": "knapsack", "size": 2}, steps=2, prompts_per_step=1, group_size=2,
+                      max_new_tokens=24, max_total_tokens=1024, micro_batch_size=4, lr=1e-4, progress=False)
+    assert cfg.partial_kl == "paper" and cfg.kl_in == "reward"
+    history = Trainer(cfg).train()
+    rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert len(history) == len(rows) == 2
+    for row in rows:
+        assert {"reward/format", "reward/execution", "reward/accuracy", "reward/bonus"} <= set(row)
+        assert row["reward"] == pytest.approx(sum(row[f"reward/{k}"] for k in ("format", "execution", "accuracy",
+                                                                                 "bonus")), abs=1e-6)
+        assert all(math.isfinite(v) for v in row.values() if isinstance(v, float))

@@ -117,6 +117,10 @@ class SingleTurnEnv(ProblemEnvMixin, TextEnv):
     def sample_answer(self, rng) -> str:
         return self.problem.sample_answer(self.instance, rng)
 
+    def close(self):
+        self.problem.close()
+        super().close()
+
     def _outcome(self, v: Verdict) -> Outcome:
         info = {"correct": v.correct, "answer": v.answer, "reason": v.reason, **v.info}
         obs = self.problem.feedback(self.instance, v)

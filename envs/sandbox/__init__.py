@@ -9,6 +9,10 @@ was handed.
         r = pool.run("from z3 import *\\nx = Bool('x'); s = Solver(); s.add(x); print(s.check())")
         r.status, r.stdout, r.solver_calls, r.formula["text"]
 
+An optimisation program's last solve (gurobipy, highspy, OR-Tools LP / CP-SAT / MathOpt) comes back
+as ``r.optimum``: status, objective, sense and model counts read from the solver object after the
+solve, and the solved model as MPS text (``instrument.py``).
+
 ``server.py`` is the supervisor (one per pool slot: reads programs, supervises, validates, cleans
 up), ``zygote.py`` the process every child is forked from (it never sees a program, so no program
 finds an earlier one in its memory), ``instrument.py`` the solver-call capture inside each child,

@@ -133,6 +133,32 @@ class SandboxResult:
     ``n_solver_calls`` counts all); ``formula``: what the *last* solve call was handed
     (``kind`` ``smt2``/``cnf``/``cpsat``/``sympy``/``lp``, with ``solver`` and ``call``), or
     ``None`` with ``formula_error`` saying why when serialising failed.
+
+    ``optimum``: the result of the program's *last* optimisation solve (gurobipy
+    ``Model.optimize``, highspy ``Highs.run``/``solve``, OR-Tools ``pywraplp`` ``Solve``, CP-SAT
+    ``CpSolver.Solve``/``solve``, MathOpt ``mathopt.solve``), read from the solver object right
+    after the call returned; ``None`` when the program made no such solve (printing an objective
+    is not solving). A dict::
+
+        {"solver": "gurobipy" | "highspy" | "ortools",
+         "call": "Model.optimize" | "Highs.run" | "linear_solver.Solve" | "CpSolver.Solve" | "mathopt.solve",
+         "status": "optimal" | "infeasible" | "unbounded" | "inf_or_unbd" | "time_limit"
+                   | "feasible" (a limit hit with an incumbent) | "error" | "other",
+         "raw_status": str,          # the solver's own status name ("OPTIMAL", "kOptimal", ...)
+         "objective": float | None,  # the incumbent's objective value (finite or +-inf)
+         "sense": "min" | "max" | None,
+         "num_vars", "num_int", "num_bin", "num_constrs", "num_qconstrs", "num_q_obj_terms",
+         "num_gen_constrs": int,     # -1 where the solver cannot tell
+         "mps": str | None,          # the solved model as free MPS text (gurobipy, highspy,
+                                     # pywraplp; at most 1 MiB)
+         "mps_truncated": bool,      # the MPS was left out for its size
+         "error": str | None}        # e.g. "GurobiError 10010: Model too large for size-limited license; ..."
+
+    ``num_int`` counts general integers and ``num_bin`` binaries (an integer variable bounded to
+    [0, 1] is binary); general constraints are Gurobi's general constraints plus SOS (MathOpt:
+    indicators; CP-SAT: every non-linear constraint). A solve that raised is the last optimum too,
+    with status ``error`` (the program saw the exception). Like the call list it is evidence from
+    inside the program's process (``instrument.py``, "Trust").
     """
 
     status: str
@@ -150,6 +176,7 @@ class SandboxResult:
     n_solver_calls: int = 0
     formula: dict | None = None
     formula_error: str | None = None
+    optimum: dict | None = None
     server_pid: int | None = None
 
     @property
@@ -178,11 +205,16 @@ class SandboxResult:
             return cls.failure("killed", "the sandbox server sent an unknown status", pid=server_pid)
         reason = _text(resp.get("reason"))
         rep: dict = {}
+        optimum = None
         if resp.get("report") is not None:
             try:
                 rep = _record.clean(resp["report"])
+                optimum = rep.get("optimum")
+                if optimum is not None:  # the record carries numbers as text (no floats)
+                    optimum = {**optimum, "objective": _record.objective_value(optimum["objective"])}
             except _record.RecordError as e:
                 status, reason = "error", f"the program's solver-call record was rejected: {e}"
+                rep, optimum = {}, None
         code = resp.get("exit_code")
         return cls(
             status=status,
@@ -200,6 +232,7 @@ class SandboxResult:
             n_solver_calls=rep.get("n_calls", 0),
             formula=rep.get("formula"),
             formula_error=rep.get("formula_error"),
+            optimum=optimum,
             server_pid=server_pid,
         )
 

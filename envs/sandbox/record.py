@@ -6,6 +6,8 @@ secret, the size, the nesting depth and the type of every field before it forwar
 client checks the fields again (:func:`clean`). A record that fails is that program's failure,
 status ``error`` with the reason: nothing here raises anything but :class:`RecordError`, and the
 formula's contents are left to their consumer (the equivalence check), which bounds its own work.
+The optimum (the last optimisation solve's result) is checked completely, field by field; its
+MPS text is bounded here and parsed only by its consumer.
 
 Standard library only: the server loads this file by path and never imports solvergym.
 """
@@ -13,11 +15,12 @@ from __future__ import annotations
 
 import hmac
 import json
+import re
 from typing import Any
 
-__all__ = ["RecordError", "parse", "clean", "MAX_BYTES", "MAX_DEPTH"]
+__all__ = ["RecordError", "parse", "clean", "clean_optimum", "objective_value", "MAX_BYTES", "MAX_DEPTH"]
 
-SOLVER_NAMES = frozenset({"z3", "pysmt", "python-sat", "ortools", "sympy", "gurobipy"})
+SOLVER_NAMES = frozenset({"z3", "pysmt", "python-sat", "ortools", "sympy", "gurobipy", "highspy"})
 FORMULA_KINDS = frozenset({"smt2", "cnf", "cpsat", "sympy", "lp"})
 MAX_BYTES = 16 << 20
 #: JSON nesting: a sympy formula tree is two levels per connective and the capture stops at 100
@@ -27,7 +30,7 @@ MAX_CALLS = 200  # calls listed (``n_calls`` counts all)
 MAX_COUNT = 1 << 53
 MAX_NAME = 100
 MAX_MESSAGE = 500
-_KEYS = frozenset({"imported", "calls", "n_calls", "formula", "formula_error", "memory_error"})
+_KEYS = frozenset({"imported", "calls", "n_calls", "formula", "formula_error", "memory_error", "optimum"})
 #: top-level fields of each formula kind and their types (``None`` allowed where listed)
 _FORMULA_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
     "smt2": {"text": (str,), "assertions": (int,)},
@@ -38,6 +41,22 @@ _FORMULA_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
 }
 _REQUIRED = {"smt2": ("text",), "cnf": ("clauses",), "cpsat": ("variables", "constraints"), "sympy": ("tree",),
              "lp": ("text",)}
+
+
+# -- the optimum (instrument.py, ``_OptimumReader``): the last optimisation solve's result
+#: the optimisation entry points (as the optimum names them) of each solver
+OPTIMUM_CALLS = {"gurobipy": frozenset({"Model.optimize"}), "highspy": frozenset({"Highs.run"}),
+                 "ortools": frozenset({"linear_solver.Solve", "CpSolver.Solve", "mathopt.solve"})}
+OPTIMUM_STATUSES = frozenset({"optimal", "infeasible", "unbounded", "inf_or_unbd", "time_limit", "feasible",
+                              "error", "other"})
+OPTIMUM_COUNTS = ("num_vars", "num_int", "num_bin", "num_constrs", "num_qconstrs", "num_q_obj_terms",
+                  "num_gen_constrs")
+MAX_MPS = 1 << 20  # characters (the capture bounds the UTF-8 bytes, which is no fewer)
+MAX_NUMBER_TEXT = 40
+#: what ``repr(float(x))`` writes for a finite float: digits, one point, an exponent
+_FLOAT_TEXT = re.compile(r"-?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][-+]?[0-9]+)?")  # ASCII digits only
+_OPTIMUM_KEYS = frozenset({"solver", "call", "status", "raw_status", "objective", "sense", *OPTIMUM_COUNTS,
+                           "mps", "mps_truncated", "error"})
 
 
 class RecordError(ValueError):
@@ -109,9 +128,71 @@ def clean(obj: Any) -> dict[str, Any]:
         formula = _clean_formula(formula)
         if not calls:
             raise RecordError("the record has a formula but no solver call")
-    return {"imported": list(imported), "calls": [list(c) for c in calls], "n_calls": n_calls,
-            "formula": formula, "formula_error": None if error is None else error[:MAX_MESSAGE],
-            "memory_error": memory_error}
+    out = {"imported": list(imported), "calls": [list(c) for c in calls], "n_calls": n_calls,
+           "formula": formula, "formula_error": None if error is None else error[:MAX_MESSAGE],
+           "memory_error": memory_error}
+    # only where the record has one: a record of the SAT capture alone stays what it was
+    if "optimum" in obj:
+        out["optimum"] = None if obj["optimum"] is None else clean_optimum(obj["optimum"])
+    return out
+
+
+def objective_value(text: Any) -> float | None:
+    """The float an optimum's ``objective`` stands for (``None`` for ``None``): ``repr`` of a
+    finite float, ``"inf"`` or ``"-inf"``; anything else (``"nan"``, ``"1_0"``, ``" 1"``,
+    ``"infinity"``, a number that overflows to infinity) raises :class:`RecordError`."""
+    if text is None:
+        return None
+    if not isinstance(text, str) or len(text) > MAX_NUMBER_TEXT:
+        raise RecordError("the optimum's 'objective' must be a number written as a short string")
+    if text in ("inf", "-inf"):
+        return float(text)
+    if not _FLOAT_TEXT.fullmatch(text):
+        raise RecordError(f"the optimum's 'objective' {text[:20]!r} is not a finite number, 'inf' or '-inf'")
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise RecordError(f"the optimum's 'objective' {text[:20]!r} overflows")
+    return value
+
+
+def clean_optimum(opt: Any) -> dict[str, Any]:
+    """An optimum checked field by field (every field present, nothing else; a new dict). The
+    ``objective`` stays a string here (the record format has no floats); the client converts it
+    with :func:`objective_value`."""
+    if not isinstance(opt, dict):
+        raise RecordError("'optimum' must be an object")
+    extra = sorted(str(k)[:40] for k in opt if k not in _OPTIMUM_KEYS)
+    if extra:
+        raise RecordError(f"the optimum has unknown fields: {', '.join(extra[:5])}")
+    missing = sorted(k for k in _OPTIMUM_KEYS if k not in opt)
+    if missing:
+        raise RecordError(f"the optimum lacks {', '.join(missing[:5])}")
+    solver, call = opt["solver"], opt["call"]
+    if not (isinstance(solver, str) and isinstance(call, str) and call in OPTIMUM_CALLS.get(solver, ())):
+        raise RecordError("the optimum must name an optimisation solver and one of its calls")
+    if opt["status"] not in OPTIMUM_STATUSES:
+        raise RecordError(f"unknown optimum status {str(opt['status'])[:20]!r}")
+    raw = opt["raw_status"]
+    if not (isinstance(raw, str) and len(raw) <= MAX_NAME):
+        raise RecordError(f"the optimum's 'raw_status' must be a string of at most {MAX_NAME} characters")
+    objective_value(opt["objective"])
+    if opt["sense"] not in ("min", "max", None):
+        raise RecordError("the optimum's 'sense' must be 'min', 'max' or null")
+    for key in OPTIMUM_COUNTS:
+        n = opt[key]
+        if not (type(n) is int and -1 <= n <= MAX_COUNT):
+            raise RecordError(f"the optimum's {key!r} must be a count (or -1: unknown)")
+    mps, truncated = opt["mps"], opt["mps_truncated"]
+    if mps is not None and not (isinstance(mps, str) and len(mps) <= MAX_MPS):
+        raise RecordError(f"the optimum's 'mps' must be text of at most {MAX_MPS >> 20} MiB")
+    if type(truncated) is not bool or (truncated and mps is not None):
+        raise RecordError("the optimum's 'mps_truncated' must be true or false (and true only without 'mps')")
+    error = opt["error"]
+    if error is not None and not (isinstance(error, str) and len(error) <= MAX_MESSAGE):
+        raise RecordError(f"the optimum's 'error' must be a string of at most {MAX_MESSAGE} characters")
+    if opt["status"] == "error" and error is None:
+        raise RecordError("an optimum of status 'error' must say what the error was")
+    return dict(opt)
 
 
 def _clean_formula(f: Any) -> dict[str, Any]:

@@ -196,9 +196,12 @@ class Zygote:
         linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it
         if os.getppid() == 1:
             os._exit(SETUP_FAILED)
+        licence = os.environ.get("GRB_LICENSE_FILE")  # a full Gurobi licence the pool was started with
         os.environ.clear()
         os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir,
                            "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"})
+        if licence:
+            os.environ["GRB_LICENSE_FILE"] = licence
         head = linux.read_exact(REPORT_FD + 1, 4)
         req = None
         if head is not None:
@@ -282,6 +285,9 @@ def _import_solvers() -> dict:
         ("ortools", "from ortools.sat.python import cp_model; from ortools.linear_solver import pywraplp"),
         ("sympy", "import sympy, sympy.logic, sympy.logic.inference, sympy.logic.boolalg"),
         ("gurobipy", "import gurobipy"),
+        # imported, never warmed: a HiGHS solve starts worker threads, which fork() does not copy
+        ("highspy", "import highspy"),
+        ("mathopt", "from ortools.math_opt.python import mathopt"),
         ("common", "import itertools, math, collections, functools, re, random, fractions, decimal, "
                    "heapq, bisect, string, typing, dataclasses, copy, operator, statistics, datetime, "
                    "numpy, json, traceback, linecache"),

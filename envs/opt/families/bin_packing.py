@@ -1,0 +1,149 @@
+"""Bin packing (IP, binaries): put every item into one of the available bins without exceeding a
+bin's capacity, using as few bins as possible (a classic integer program, SIRL §3.1).
+
+``size + 3`` items (``size`` 1-17, so 4-20 items) and as many bins as items, so that every item
+alone in its own bin is always possible. The model uses ``x[i][k]`` (item ``i`` in bin ``k``)
+and ``y[k]`` (bin ``k`` used) with ``y[k] >= y[k+1]``: bins are filled in order, which removes
+the bins' symmetry without changing the optimum. Side requirements: two items must go into
+different bins, or into the same bin; at most a number of items per bin. Contradiction: fewer
+bins than the total size divided by the capacity. ``integer`` is ignored.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..model import Constraint, LinearModel, Var
+from .common import Family, compose, decimal, fmt, integer, listing, names_for, pick, requirements
+
+THEMES = {
+    "trucks": {
+        "org": "the moving company",
+        "item": "box", "items": "boxes", "bin": "truck", "bins": "trucks", "unit": "kg",
+        "intro": "A moving company must carry {n} boxes ({names}) to a new office, using identical trucks.",
+        "line": "{name} weighs {s} kg.",
+        "cap": "Each truck can carry at most {c} kg, and {k} trucks are available.",
+        "size": (20, 400, 0),
+        "ask": "What is the smallest number of trucks needed to carry all the boxes?",
+    },
+    "drives": {
+        "org": "the archive",
+        "item": "file", "items": "files", "bin": "drive", "bins": "drives", "unit": "GB",
+        "intro": "An archive must copy {n} video files ({names}) onto identical backup drives; a file cannot "
+                 "be split across drives.",
+        "line": "{name} is {s} GB.",
+        "cap": "Each drive holds {c} GB, and {k} drives are on the shelf.",
+        "size": (0.5, 30.0, 1),
+        "ask": "How many drives are needed at minimum to store all the files?",
+    },
+    "machines": {
+        "org": "the print shop",
+        "item": "job", "items": "jobs", "bin": "press", "bins": "presses", "unit": "hours",
+        "intro": "A print shop has {n} print jobs ({names}) for tomorrow; each job runs on a single press from "
+                 "start to finish.",
+        "line": "{name} takes {s} hours.",
+        "cap": "Each press can run for at most {c} hours tomorrow, and the shop has {k} presses.",
+        "size": (1, 8, 0),
+        "ask": "What is the minimum number of presses that must be switched on to finish every job?",
+    },
+}
+
+
+def draw(rng: np.random.Generator, size: int, integer_vars: bool) -> dict:
+    theme = pick(rng, sorted(THEMES))
+    t = THEMES[theme]
+    n = size + 3
+    letters = [f"{t['item']} {c}" for c in "ABCDEFGHJKLMNPQRSTUVWXYZ"]
+    names = names_for(letters, n)
+    lo, hi, places = t["size"]
+    sizes = [decimal(rng, lo, hi, places) if places else integer(rng, int(lo), int(hi)) for _ in names]
+    cap = round(sum(sizes) * float(rng.uniform(0.25, 0.45)), places)
+    cap = max(cap, max(sizes))
+    cap = cap if places else int(cap)
+    return {"theme": theme, "org": t["org"], "items": names, "sizes": sizes, "capacity": cap, "bins": n, "side": []}
+
+
+def side(rng: np.random.Generator, data: dict) -> dict | None:
+    n = len(data["items"])
+    pairs = {frozenset((s["item"], s["other"])) for s in data["side"] if "other" in s}
+    together = [s for s in data["side"] if s["kind"] == "together"]
+    for _ in range(30):
+        kind = pick(rng, ["separate", "together", "max_items"])
+        a, b = (int(v) for v in rng.permutation(n)[:2])
+        item, other = data["items"][a], data["items"][b]
+        if kind in ("separate", "together") and frozenset((item, other)) in pairs:
+            continue
+        if kind == "separate":
+            return {"kind": kind, "item": item, "other": other}
+        if kind == "together":
+            # pairs kept apart from each other, and small enough to share: one bin holds both
+            if together or round(data["sizes"][a] + data["sizes"][b], 6) > data["capacity"]:
+                continue
+            if any(item in p or other in p for p in pairs):
+                continue
+            return {"kind": kind, "item": item, "other": other}
+        if kind == "max_items" and not any(s["kind"] == "max_items" for s in data["side"]):
+            return {"kind": kind, "count": integer(rng, 2, 4)}
+    return None
+
+
+def contradiction(rng: np.random.Generator, data: dict) -> dict:
+    """Fewer bins than ``ceil(total size / capacity)``, which no packing can beat."""
+    need = math.ceil(round(sum(data["sizes"]) / data["capacity"], 9))
+    return {"kind": "max_bins", "count": max(1, need - 1)}
+
+
+def build(data: dict) -> LinearModel:
+    n, K = len(data["items"]), data["bins"]
+    idx = {it: i for i, it in enumerate(data["items"])}
+    x = [[f"x_{i}_{k}" for k in range(K)] for i in range(n)]
+    y = [f"y{k}" for k in range(K)]
+    variables = [Var(x[i][k], 0.0, 1.0, "B") for i in range(n) for k in range(K)] + [Var(v, 0.0, 1.0, "B") for v in y]
+    cons = [Constraint(f"place_{i}", {x[i][k]: 1.0 for k in range(K)}, lo=1.0, hi=1.0) for i in range(n)]
+    for k in range(K):
+        coefs = {x[i][k]: float(s) for i, s in enumerate(data["sizes"])}
+        coefs[y[k]] = -float(data["capacity"])
+        cons.append(Constraint(f"cap_{k}", coefs, hi=0.0))
+    cons += [Constraint(f"order_{k}", {y[k]: 1.0, y[k + 1]: -1.0}, lo=0.0) for k in range(K - 1)]
+    items = list(data["side"]) + ([data["contradiction"]] if data.get("contradiction") else [])
+    for j, s in enumerate(items):
+        name = f"side{j}"
+        if s["kind"] == "separate":
+            a, b = idx[s["item"]], idx[s["other"]]
+            cons += [Constraint(f"{name}_{k}", {x[a][k]: 1.0, x[b][k]: 1.0}, hi=1.0) for k in range(K)]
+        elif s["kind"] == "together":
+            a, b = idx[s["item"]], idx[s["other"]]
+            cons += [Constraint(f"{name}_{k}", {x[a][k]: 1.0, x[b][k]: -1.0}, lo=0.0, hi=0.0) for k in range(K)]
+        elif s["kind"] == "max_items":
+            cons += [Constraint(f"{name}_{k}", {x[i][k]: 1.0 for i in range(n)}, hi=s["count"]) for k in range(K)]
+        elif s["kind"] == "max_bins":
+            cons.append(Constraint(name, {v: 1.0 for v in y}, hi=s["count"]))
+        else:
+            raise ValueError(f"unknown bin_packing requirement {s['kind']!r}")
+    return LinearModel("min", variables, cons, {v: 1.0 for v in y})
+
+
+def _sentence(s: dict, data: dict) -> str:
+    t = THEMES[data["theme"]]
+    if s["kind"] == "separate":
+        return f"{s['item'][0].upper() + s['item'][1:]} and {s['other']} must not share a {t['bin']}."
+    if s["kind"] == "together":
+        return f"{s['item'][0].upper() + s['item'][1:]} and {s['other']} must go on the same {t['bin']}."
+    if s["kind"] == "max_items":
+        return f"No {t['bin']} may take more than {fmt(s['count'])} {t['items']}."
+    if s["kind"] == "max_bins":
+        return f"Only {fmt(s['count'])} {t['bins'] if s['count'] != 1 else t['bin']} may be used."
+    raise ValueError(s["kind"])
+
+
+def render(data: dict) -> str:
+    t = THEMES[data["theme"]]
+    intro = t["intro"].format(n=fmt(len(data["items"])), names=listing(data["items"]))
+    lines = " ".join(t["line"].format(name=it[0].upper() + it[1:], s=fmt(s)) for it, s in zip(data["items"], data["sizes"]))
+    body = [lines, t["cap"].format(c=fmt(data["capacity"]), k=fmt(data["bins"]))]
+    return compose(intro, body, requirements(data, _sentence), t["ask"], data)
+
+
+FAMILY = Family("bin_packing", "IP", draw, side, contradiction, build, render, min_size=1, max_size=17,
+                default_integer=True, size_note="size + 3 items, as many bins")

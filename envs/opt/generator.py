@@ -1,0 +1,156 @@
+"""Seeded optimisation word problems with solver-verified ground truth (``SolverOR-v0``).
+
+SIRL synthesises its training problems with an LLM from seed cases and scenarios, then labels
+them by running ten model-written programs and voting (SIRL §3.1); the labels can still be wrong,
+as the public benchmarks' are (or-modelling.md §4). Here the problem is drawn from numbers, the
+reference model is built from the same numbers, and the answer is what two independent solvers
+agree on (:func:`~.solve.reference_solve`), so every stored answer is the optimum of the stated
+problem. The knobs are the complexity axes SIRL §3.1's augmentation raises: ``size``,
+``integer`` (LP vs IP), ``side_constraints`` (extra stated requirements), ``infeasible_ratio``
+(problems whose correct answer is "infeasible") and ``irrelevant_facts`` (distracting numbers).
+
+Determinism: every draw comes from ``rng``, and the instance holds no timings, so the same seed
+gives the same instance byte for byte. A draw the solvers cannot settle (a timeout, an error, a
+disagreement, an unbounded model) or whose status is not the one asked for is discarded and the
+next draw taken from the same ``rng``; after :data:`MAX_ATTEMPTS` draws ``generate`` raises
+``ValueError``. (A timeout depends on the machine; the default sizes solve in milliseconds.)
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..base import Instance
+from .families import FAMILIES, FAMILY_KIND, FAMILY_NAMES
+from .families.common import draw_facts
+from .model import SENSES, LinearModel
+from .solve import reference_solve
+
+__all__ = ["ORInstance", "generate", "make_instance", "FAMILIES", "FAMILY_KIND", "FAMILY_NAMES", "MAX_ATTEMPTS",
+           "OR_STATUSES"]
+
+#: draws tried before ``generate`` gives up
+MAX_ATTEMPTS = 20
+#: the statuses an instance may have (its problem is solvable, or provably is not)
+OR_STATUSES = ("optimal", "infeasible")
+
+
+@dataclass
+class ORInstance(Instance):
+    """One optimisation word problem and its ground truth.
+
+    ``question`` is the text a policy sees; ``answer`` the optimal objective (``None`` when
+    ``status == "infeasible"``; ``0.0`` is a real answer, not a missing one); ``model`` the
+    reference model (:meth:`LinearModel.to_dict`) the answer is the optimum of; ``data`` the
+    family's numbers behind the text; ``features`` ``model.features()`` (what SIRL §3.1 eq. 3
+    votes on, and the big-M flag of SIRL §10). ``extra`` records the generator settings.
+    """
+
+    family: str
+    question: str
+    answer: float | None
+    status: str
+    sense: str
+    model: dict
+    data: dict
+    features: dict
+    source: str = "generated"
+    extra: dict = field(default_factory=dict)
+
+    def validate(self) -> None:
+        if not isinstance(self.family, str) or not self.family:
+            raise ValueError("family must be a non-empty str")
+        if self.source == "generated" and self.family not in FAMILIES:
+            raise ValueError(f"unknown family {self.family!r}; generated instances use one of {list(FAMILIES)}")
+        if not isinstance(self.question, str) or not self.question.strip():
+            raise ValueError("question must be a non-empty str")
+        if self.status not in OR_STATUSES:
+            raise ValueError(f"status must be one of {OR_STATUSES}, got {self.status!r}")
+        if self.status == "infeasible":
+            if self.answer is not None:
+                raise ValueError("an infeasible instance has answer None")
+        elif isinstance(self.answer, bool) or not isinstance(self.answer, (int, float)) or not math.isfinite(self.answer):
+            raise ValueError(f"an optimal instance needs a finite numeric answer, got {self.answer!r}")
+        if self.sense not in SENSES:
+            raise ValueError(f"sense must be one of {SENSES}, got {self.sense!r}")
+        if not isinstance(self.data, dict) or not isinstance(self.extra, dict) or not isinstance(self.source, str):
+            raise ValueError("data and extra must be dicts and source a str")
+        model = LinearModel.from_dict(self.model)
+        if model.sense != self.sense:
+            raise ValueError(f"sense {self.sense!r} differs from the model's {model.sense!r}")
+        if self.features != model.features():
+            raise ValueError("features do not match the model")
+
+    def linear_model(self) -> LinearModel:
+        """The reference model as a :class:`LinearModel`."""
+        return LinearModel.from_dict(self.model)
+
+
+def make_instance(family: str, question: str, data: dict, model: LinearModel, *, time_limit_s: float = 10.0,
+                  extra: dict | None = None, source: str = "generated") -> ORInstance:
+    """Label one problem with :func:`reference_solve`. ``ValueError`` when the solvers do not
+    settle it as optimal or infeasible (a timeout, an error, a disagreement, unbounded)."""
+    inst, result = _labelled(family, question, data, model, time_limit_s, extra, source)
+    if inst is None:
+        raise ValueError(f"{family}: the reference solvers give {result.status}: {result.reason}")
+    return inst
+
+
+def _labelled(family, question, data, model, time_limit_s, extra, source):
+    """``(instance, result)``; the instance is None when the vote is not optimal or infeasible."""
+    result = reference_solve(model, time_limit_s)
+    if result.status not in OR_STATUSES:
+        return None, result
+    inst = ORInstance(family=family, question=question, answer=result.objective if result.status == "optimal" else None,
+                      status=result.status, sense=model.sense, model=model.to_dict(), data=data,
+                      features=model.features(), source=source, extra=dict(extra or {}))
+    inst.validate()
+    return inst, result
+
+
+def generate(family: str | None, rng: np.random.Generator, *, size: int = 3, integer: bool | None = None,
+             side_constraints: int = 0, infeasible_ratio: float = 0.0, irrelevant_facts: bool = False,
+             time_limit_s: float = 10.0) -> ORInstance:
+    """A new instance of ``family`` (``None``: one drawn uniformly from :data:`FAMILY_NAMES`).
+
+    ``size`` is the family's main dimension (see each family's ``size_note``); ``integer``
+    makes the quantity variables integer (``None``: the family's natural kind, see
+    :data:`FAMILY_KIND`); ``side_constraints`` (0-10) extra requirements are stated in the text
+    (fewer when the family has no further one that keeps the problem feasible); with
+    probability ``infeasible_ratio`` a stated requirement contradicts the others (the answer is
+    then "infeasible"); ``irrelevant_facts`` adds one or two true sentences with numbers that do
+    not affect the model. Raises ``ValueError`` for a bad setting, or when :data:`MAX_ATTEMPTS`
+    draws in a row were discarded (see the module docstring).
+    """
+    if family is not None and family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}; choose one of {list(FAMILIES)} or None")
+    if isinstance(infeasible_ratio, bool) or not isinstance(infeasible_ratio, (int, float)) \
+            or not 0.0 <= infeasible_ratio <= 1.0:
+        raise ValueError(f"infeasible_ratio must be a number in [0, 1], got {infeasible_ratio!r}")
+    if not isinstance(irrelevant_facts, (bool, np.bool_)):
+        raise ValueError(f"irrelevant_facts must be a bool, got {irrelevant_facts!r}")
+    name = family if family is not None else FAMILY_NAMES[int(rng.integers(len(FAMILY_NAMES)))]
+    fam = FAMILIES[name]
+    reasons = []
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        data = fam.make_data(rng, size, integer, side_constraints)
+        # drawn whatever the ratio, so that the same seed gives the same base problem at any ratio
+        infeasible = bool(rng.random() < infeasible_ratio)
+        if infeasible:
+            data["contradiction"] = fam.contradiction(rng, data)
+        if irrelevant_facts:
+            data["facts"] = draw_facts(rng, data["org"], 1 + int(rng.integers(2)), bool(data.get("person", False)))
+        question, model = fam.finish(data)
+        extra = {"kind": FAMILY_KIND[name], "size": int(size),
+                 "integer": None if integer is None else bool(integer), "side_constraints": int(side_constraints),
+                 "infeasible_by_construction": infeasible, "irrelevant_facts": bool(irrelevant_facts),
+                 "attempt": attempt}
+        inst, result = _labelled(name, question, data, model, time_limit_s, extra, "generated")
+        if inst is not None and inst.status == ("infeasible" if infeasible else "optimal"):
+            inst.mark_validated()
+            return inst
+        reasons.append(f"{result.status}{': ' + result.reason if result.reason else ''}")
+    raise ValueError(f"{name}: no usable draw in {MAX_ATTEMPTS} attempts (size={size}, integer={integer}, "
+                     f"side_constraints={side_constraints}); outcomes: {reasons}")
