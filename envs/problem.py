@@ -198,6 +198,12 @@ class Problem:
     def score(self, instance: Instance, text: str) -> Verdict:
         raise NotImplementedError
 
+    def revise(self, instance: Instance, verdict: Verdict) -> str | None:
+        """In a multi-turn single-turn-mode episode (``max_turns > 1``) with turns left: the
+        observation that sends ``verdict``'s answer back for revision, or ``None`` to score it now
+        (the default: every answer is final)."""
+        return None
+
     def unanswered(self, instance: Instance, reason: str) -> Verdict:
         """The verdict for an action that is not valid text at all (too long, not UTF-8): what
         :meth:`score` gives a text with no answer in it (every component 0 unless overridden)."""

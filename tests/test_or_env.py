@@ -274,3 +274,26 @@ def test_records_and_info_are_json():
     env.reset(seed=2)
     _, _, _, _, info = env.step(oracle_action(env))
     json.dumps(info)
+
+
+def test_multi_turn_a_program_that_raises_comes_back_with_its_traceback(pool):
+    env = make(pool, max_turns=3)
+    obs, _ = env.reset(seed=0, options={"difficulty": {"family": "transportation"}})
+    broken = answer("import gurobipy as gp\nm = gp.Model()\nx = m.addVar()\nm.setObjective(x + undefined_name)\n"
+                    "m.optimize()\n")
+    obs, r, term, trunc, info = env.step(broken)
+    assert (r, term, trunc) == (0.0, False, False) and info["revise"]
+    assert "Traceback" in obs and "NameError" in obs and "undefined_name" in obs
+    assert "correct" not in obs.lower().split("did not solve")[0]  # correctness is never shown
+    obs, r, term, trunc, info = env.step(oracle_action(env))
+    assert term and r == pytest.approx(3.5) and info["reward_components"] == FULL
+    # the last turn's program is scored, however it ends
+    env.reset(seed=0, options={"difficulty": {"family": "transportation"}})
+    for turn in range(3):
+        obs, r, term, trunc, info = env.step(broken)
+    assert term and r == pytest.approx(0.5) and info["reward_components"]["execution"] == 0.0
+    # single turn (SIRL's setting, the default): the broken program is scored at once
+    env1 = make(pool)
+    env1.reset(seed=0)
+    _, r, term, _, info = env1.step(broken)
+    assert term and r == pytest.approx(0.5) and "revise" not in info

@@ -6,6 +6,11 @@ problem's difficulty knobs (its ``Knobs`` fields; positional arguments fill them
 its settings (its constructor's arguments); ``max_turns``, ``max_action_chars`` and
 ``render_mode`` are the env's own. ``options["difficulty"]`` changes knobs, validated by the
 problem's ``Knobs``.
+
+``max_turns > 1`` lets a problem that supports it (:meth:`~..problem.Problem.revise`) take a
+revised answer: while turns remain, an answer the problem sends back (a program that did not run,
+with its traceback) earns nothing yet and its feedback is the next observation; the last answer
+is scored. An unparseable answer is a format failure on any turn, as before.
 """
 from __future__ import annotations
 
@@ -106,7 +111,13 @@ class SingleTurnEnv(ProblemEnvMixin, TextEnv):
         return self.problem.reset_info(instance)
 
     def evaluate(self, text: str) -> Outcome:
-        return self._outcome(self.problem.score(self.instance, text))
+        v = self.problem.score(self.instance, text)
+        if self._turn + 1 < self.max_turns:
+            feedback = self.problem.revise(self.instance, v)
+            if feedback is not None:  # turns remain and the problem lets this answer be revised: no reward yet
+                info = {"correct": False, "reason": v.reason, "revise": True, **v.info}
+                return Outcome(dict.fromkeys(v.components, 0.0), False, feedback, info)
+        return self._outcome(v)
 
     def format_failure(self, reason: str) -> Outcome:
         return self._outcome(self.problem.unanswered(self.instance, reason))

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..problem import Gold, Knobs, Problem, Verdict
 from ..sandbox import Limits, SandboxError, SandboxPool, SandboxResult, acquire_default_pool, release_default_pool
+from .datasets import as_benchmark_record, record_to_instance
 from .generator import FAMILIES, ORInstance, generate
 from .model import LinearModel
 from .mps import MPSError, read_mps
@@ -118,6 +119,18 @@ class ORProblem(Problem):
                         side_constraints=knobs.side_constraints, infeasible_ratio=knobs.infeasible_ratio,
                         irrelevant_facts=knobs.irrelevant_facts)
 
+    def coerce(self, obj: Any) -> ORInstance:
+        """An :class:`ORInstance` (validated once), its ``dict`` or its JSON text, or a public
+        benchmark record ``{"en_question", "en_answer", ...}`` (a dict or its JSON text, the format
+        of SIRL's ``test_data/``, or-modelling.md §1) -> an instance. A record becomes a
+        model-less instance (:func:`~.datasets.record_to_instance`, ``source="benchmark"``), so
+        ``env.reset(options={"instance": record})`` evaluates one benchmark item; ``ValueError``
+        says why a record is unusable."""
+        record = as_benchmark_record(obj)
+        if record is not None:
+            return record_to_instance(record)
+        return super().coerce(obj)
+
     def describe(self, instance: ORInstance) -> dict[str, Any]:
         return {"family": instance.family, "status": instance.status, "source": instance.source,
                 "num_vars": instance.features.get("num_vars"), "num_constrs": instance.features.get("num_constrs")}
@@ -165,6 +178,16 @@ class ORProblem(Problem):
         except SandboxError as e:
             return SandboxResult.failure("killed", f"the sandbox is unavailable: {e}")
 
+    def run_many(self, programs: list[str]) -> list[SandboxResult]:
+        """Run several programs at once (one per pool slot), results in order."""
+        if self._own_pool is None and (self._pool is None or self._pool.closed):
+            self.run("pass")  # acquires the shared pool
+        pool = self._own_pool or self._pool
+        try:
+            return pool.run_many(programs, self.limits)
+        except SandboxError as e:
+            return [SandboxResult.failure("killed", f"the sandbox is unavailable: {e}") for _ in programs]
+
     def score(self, instance: ORInstance, text: str) -> Verdict:
         comps = dict.fromkeys(COMPONENTS, 0.0)
         comps["format"] = format_reward(text, self.format_rule)
@@ -210,7 +233,8 @@ class ORProblem(Problem):
                                                         "num_gen_constrs")}
         if result is not None:
             info["sandbox"] = {"status": result.status, "reason": result.reason, "exit_code": result.exit_code,
-                               "duration_s": result.duration_s, "stderr": result.stderr[-_STDERR_TAIL:]}
+                               "duration_s": result.duration_s, "stdout": result.stdout[-_STDERR_TAIL:],
+                               "stderr": result.stderr[-_STDERR_TAIL:]}
         return info
 
     def feedback(self, instance: ORInstance, verdict: Verdict) -> str:
@@ -223,6 +247,20 @@ class ORProblem(Problem):
             tail = "\n" + sandbox["stderr"][-1000:]
         return head + verdict.reason + "." + tail
 
+    def revise(self, instance: ORInstance, verdict: Verdict) -> str | None:
+        """Multi-turn (``max_turns > 1``, beyond SIRL): a program that did not execute (it raised,
+        timed out, never solved) comes back with its output and traceback to be revised; one that
+        ran is scored. Whether it is correct is never shown."""
+        if not verdict.answered or verdict.components.get("execution", 0.0) > 0:
+            return None
+        sandbox = verdict.info.get("sandbox") or {}
+        out = [f"Your program did not solve the model: {verdict.reason}."]
+        for stream in ("stdout", "stderr"):
+            if sandbox.get(stream):
+                out.append(f"{stream}:\n" + sandbox[stream][-_STDERR_TAIL:])
+        out.append("Fix the program and answer again as " + self.answer_hint(instance) + ".")
+        return "\n".join(out)
+
     def close(self) -> None:
         if self._pool is not None and self._own_pool is None:
             release_default_pool()
@@ -230,6 +268,8 @@ class ORProblem(Problem):
 
     # -- for agents --------------------------------------------------------------------------------
     def gold(self, instance: ORInstance) -> Gold:
+        if not instance.model:  # a benchmark record (envs/opt/datasets.py): nothing to write a program from
+            raise ValueError("a benchmark record has no reference model: no oracle")
         model = LinearModel.from_dict(instance.model)
         solver = self.solver or "gurobipy"
         if model.quadratic and solver == "ortools":
@@ -243,6 +283,8 @@ class ORProblem(Problem):
     def sample_answer(self, instance: ORInstance, rng: np.random.Generator) -> str:
         """The reference model with every objective coefficient redrawn: a well-formed answer whose
         program runs (format and execution) but whose objective is chance."""
+        if not instance.model:  # a benchmark record (envs/opt/datasets.py): no model to perturb
+            raise ValueError("a benchmark record has no reference model: no oracle")
         model = LinearModel.from_dict(instance.model)
         model.objective = {k: float(rng.integers(-9, 10)) for k in model.objective}
         model.quadratic = []
