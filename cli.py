@@ -16,6 +16,9 @@ from .benchmarks.plots import plot_run
 from .cli_check_trace import add_cli as add_check_trace
 from .envs.sat.datasets import build_sat_bench, build_saturn_2_6k
 from .agents.sft_data import build_sat_rl_sft
+from .agents.or_sft import build_or_sft
+from .envs.opt.datasets import convert_benchmark
+from .envs.opt.problem import OR_SOLVERS
 from .kv import coerce_value, parse_kv
 from .registry import ENVS, default_kwargs, env_ids, get_entry, knobs
 
@@ -63,6 +66,21 @@ def cmd_dataset(args) -> int:
         manifest = build_saturn_2_6k(args.out, seed=args.seed, max_chance_success=args.max_chance_success)
     elif args.name == "sat-bench":
         manifest = build_sat_bench(args.out, seed=args.seed, n_train=args.n_train or 1575, n_test=args.n_test or 525)
+    elif args.name == "or-convert":
+        if not args.input:
+            raise SystemExit("or-convert needs --input FILE (a local benchmark file; nothing is downloaded)")
+        try:
+            manifest = convert_benchmark(args.input, args.out)
+        except (OSError, ValueError) as e:  # a missing, oversized or non-UTF-8 file (bad records are reported)
+            raise SystemExit(f"or-convert: {e}") from None
+        counts = manifest["counts"]
+        print(f"{args.input}: {counts['n_read']} records read, {counts['n_ok']} kept "
+              f"({counts['n_infeasible']} infeasible), {counts['n_bad']} bad")
+        for bad in manifest["bad"][:10]:
+            print(f"  line {bad['line']}: {bad['reason']}")
+    elif args.name == "or-sft":
+        manifest = build_or_sft(args.out, n=1000 if args.n is None else args.n, seed=args.seed, solver=args.solver,
+                                test_fraction=args.test_fraction)
     else:
         manifest = build_sat_rl_sft(args.out, seed=args.seed, n_train=args.n_train or 1260, n_test=args.n_test or 139)
     for name, f in manifest["files"].items():
@@ -141,8 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     s.set_defaults(fn=cmd_sample)
 
     d = sub.add_parser("dataset", help="build a dataset as JSONL files")
-    d.add_argument("name", choices=["saturn-2.6k", "sat-bench", "sat-rl-sft"],
-                   help="sat-rl-sft: SolverTool-v0 oracle trajectories as chat JSONL (SAT-RL §3.3 warm-up)")
+    d.add_argument("name", choices=["saturn-2.6k", "sat-bench", "sat-rl-sft", "or-convert", "or-sft"],
+                   help="sat-rl-sft: SolverTool-v0 oracle trajectories as chat JSONL (SAT-RL §3.3 warm-up); "
+                        "or-convert: a local OR benchmark file ({en_question, en_answer} JSONL or JSON array: "
+                        "NL4OPT, MAMO, IndustryOR, OptMATH, OptiBench) as SolverOR-v0 instances; "
+                        "or-sft: SolverOR-v0 oracle answers as chat JSONL")
     d.add_argument("--out", required=True)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--max-chance-success", type=float, default=None,
@@ -150,6 +171,11 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--n-train", type=int, default=None,
                    help="training records (sat-bench: 1575, sat-rl-sft: 1260 by default, as the papers)")
     d.add_argument("--n-test", type=int, default=None, help="test records (sat-bench: 525, sat-rl-sft: 139)")
+    d.add_argument("--input", default=None, help="or-convert: the benchmark file to convert")
+    d.add_argument("--n", type=int, default=None, help="or-sft: records in all, train and test (default 1000)")
+    d.add_argument("--solver", choices=list(OR_SOLVERS), default="gurobipy",
+                   help="or-sft: the solver library the prompts ask for and the oracle's programs use")
+    d.add_argument("--test-fraction", type=float, default=0.1, help="or-sft: the share of records in test.jsonl")
     d.set_defaults(fn=cmd_dataset)
 
     m = sub.add_parser("demo", help="oracle and random agents over every registered env, then a short GRPO run")

@@ -46,6 +46,11 @@ class ORInstance(Instance):
     reference model (:meth:`LinearModel.to_dict`) the answer is the optimum of; ``data`` the
     family's numbers behind the text; ``features`` ``model.features()`` (what SIRL §3.1 eq. 3
     votes on, and the big-M flag of SIRL §10). ``extra`` records the generator settings.
+
+    An instance read from a public benchmark (:mod:`.datasets`, ``source`` the release name, never
+    ``"generated"``) has a question and the benchmark's answer but no reference model: its
+    ``model`` and ``features`` are ``{}`` and its ``sense`` is ``""`` (unknown). Only such an
+    instance may lack a model; a generated one always has it.
     """
 
     family: str
@@ -73,10 +78,16 @@ class ORInstance(Instance):
                 raise ValueError("an infeasible instance has answer None")
         elif isinstance(self.answer, bool) or not isinstance(self.answer, (int, float)) or not math.isfinite(self.answer):
             raise ValueError(f"an optimal instance needs a finite numeric answer, got {self.answer!r}")
-        if self.sense not in SENSES:
+        # a benchmark record (see the class docstring) has no model, so no known sense or features
+        no_model = self.source != "generated" and self.model == {}
+        if self.sense not in SENSES and not (no_model and self.sense == ""):
             raise ValueError(f"sense must be one of {SENSES}, got {self.sense!r}")
         if not isinstance(self.data, dict) or not isinstance(self.extra, dict) or not isinstance(self.source, str):
             raise ValueError("data and extra must be dicts and source a str")
+        if no_model:
+            if self.features != {}:
+                raise ValueError("an instance without a model has no features")
+            return
         model = LinearModel.from_dict(self.model)
         if model.sense != self.sense:
             raise ValueError(f"sense {self.sense!r} differs from the model's {model.sense!r}")
