@@ -115,6 +115,9 @@ class TrainConfig:
     resume: str | None = None  # a checkpoint dir, or "auto" (the latest under out_dir)
     progress: bool = True
     curriculum: dict[str, Any] | None = None  # SATURN Algorithm 1 settings (SolverSAT-v0 only)
+    # SIRL §3.3's two stages: from this step on the env's problem pays stage 2's bonus (SolverOR-v0;
+    # the paper states no schedule). None: the env's own ``stage`` throughout
+    bonus_from_step: int | None = None
 
     def validate(self) -> "TrainConfig":
         choices = {
@@ -142,6 +145,8 @@ class TrainConfig:
             raise ValueError("save_every and keep_checkpoints must be >= 0 (0: only at the end / keep all)")
         if self.kl_coef > 0 and self.kl_in == "reward" and self.advantage == "grpo":
             raise ValueError("KL in the reward needs a REINFORCE++ advantage (GRPO uses episode rewards)")
+        if self.bonus_from_step is not None and (not isinstance(self.bonus_from_step, int) or self.bonus_from_step < 0):
+            raise ValueError(f"bonus_from_step must be an int >= 0 or None, got {self.bonus_from_step!r}")
         if self.overlong and self.overlong_scope == "episode" and not self.overlong_max_tokens:
             raise ValueError("overlong_scope='episode' compares all of an episode's tokens with a total budget: "
                              "give it as overlong_max_tokens (max_new_tokens is per turn)")

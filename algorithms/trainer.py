@@ -173,6 +173,9 @@ class Trainer:
         self.policy = self._make_policy(HFAgent)
         n_envs = self.local_groups * cfg.group_size
         self.envs = [gym.make(cfg.env, **cfg.env_kwargs) for _ in range(n_envs)]
+        if cfg.bonus_from_step is not None and not all(
+                hasattr(getattr(e.unwrapped, "problem", None), "set_stage") for e in self.envs):
+            raise ValueError(f"bonus_from_step needs an env whose problem has SIRL's stages (SolverOR-v0), not {cfg.env}")
         self.step = 0
         self.data_pos = 0  # global groups consumed so far (the data position)
         self.curriculum_state: dict[str, Any] | None = None
@@ -492,7 +495,10 @@ class Trainer:
     # ------------------------------------------------------------------ loop
     def train_step(self, instances: Sequence[Any] | None = None) -> dict[str, float]:
         t0 = time.perf_counter()
+        stage = self._sirl_stage()
         batch, stats = self.collect(instances)
+        if stage is not None:
+            stats["sirl_stage"] = float(stage)
         t1 = time.perf_counter()
         if batch is not None:
             stats.update(self.update(batch))
@@ -505,6 +511,16 @@ class Trainer:
         self.step += 1
         self._log(stats)
         return stats
+
+    def _sirl_stage(self) -> int | None:
+        """SIRL §3.3: stage 2 (the bonus) from ``bonus_from_step`` on; derived from the step, so a
+        resumed run is in the right stage."""
+        if self.cfg.bonus_from_step is None:
+            return None
+        stage = 2 if self.step >= self.cfg.bonus_from_step else 1
+        for e in self.envs:
+            e.unwrapped.problem.set_stage(stage)
+        return stage
 
     def train(self) -> list[dict[str, float]]:
         """Run until ``cfg.steps`` iterations are done (from a resumed step, if any)."""

@@ -297,3 +297,17 @@ def test_multi_turn_a_program_that_raises_comes_back_with_its_traceback(pool):
     env1.reset(seed=0)
     _, r, term, _, info = env1.step(broken)
     assert term and r == pytest.approx(0.5) and "revise" not in info
+
+
+def test_stage_two_pays_the_oracle_the_bonus_on_advanced_models_only(pool):
+    env = make(pool, stage=2)
+    for family, bonus in (("facility_location", 1.0), ("inventory_setup", 1.0), ("knapsack", 1.0),
+                          ("portfolio", 1.0), ("product_mix", 0.0), ("transportation", 0.0)):
+        env.reset(seed=0, options={"difficulty": {"family": family}})
+        r, info = step(env, oracle_action(env))
+        assert info["reward_components"]["bonus"] == bonus and r == pytest.approx(3.5 + bonus), (family, info)
+    env.problem.set_stage(1)  # what TrainConfig.bonus_from_step switches
+    env.reset(seed=0, options={"difficulty": {"family": "knapsack"}})
+    assert step(env, oracle_action(env))[1]["reward_components"]["bonus"] == 0.0
+    with pytest.raises(ValueError):
+        env.problem.set_stage(3)

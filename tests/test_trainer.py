@@ -313,11 +313,13 @@ def test_reinforce_pp_with_partial_kl_on_the_or_env_writes_metrics(tmp_path):
     embedded model, two steps: every rollout is scored by SIRL eq. 6's components."""
     cfg = make_config("reinforce_pp", out_dir=str(tmp_path), env="SolverOR-v0",
                       env_kwargs={"family": "knapsack", "size": 2}, steps=2, prompts_per_step=1, group_size=2,
-                      max_new_tokens=24, max_total_tokens=1024, micro_batch_size=4, lr=1e-4, progress=False)
+                      max_new_tokens=24, max_total_tokens=1024, micro_batch_size=4, lr=1e-4, progress=False,
+                      bonus_from_step=1)
     assert cfg.partial_kl == "paper" and cfg.kl_in == "reward"
     history = Trainer(cfg).train()
     rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert len(history) == len(rows) == 2
+    assert [row["sirl_stage"] for row in rows] == [1.0, 2.0]  # SIRL §3.3's stage 2 from step 1 on
     for row in rows:
         assert {"reward/format", "reward/execution", "reward/accuracy", "reward/bonus"} <= set(row)
         assert row["reward"] == pytest.approx(sum(row[f"reward/{k}"] for k in ("format", "execution", "accuracy",

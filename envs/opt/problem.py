@@ -113,6 +113,13 @@ class ORProblem(Problem):
         self._own_pool = pool
         self._pool: SandboxPool | None = None
 
+    def set_stage(self, stage: int) -> None:
+        """Switch SIRL's reward stage (§3.3): 1 without the bonus, 2 with it (a trainer's schedule:
+        ``TrainConfig.bonus_from_step``)."""
+        if stage not in (1, 2):
+            raise ValueError(f"stage must be 1 or 2, got {stage!r}")
+        self.stage = stage
+
     # -- instances ---------------------------------------------------------------------------------
     def generate(self, knobs: ORKnobs, rng: np.random.Generator) -> ORInstance:
         return generate(knobs.family, rng, size=knobs.size, integer=knobs.integer,
