@@ -35,6 +35,7 @@ import gymnasium as gym
 import numpy as np
 
 from .base import Instance
+from .parsing import fenced_blocks, is_final_answer
 
 __all__ = [
     "Knobs",
@@ -143,6 +144,12 @@ class Problem:
     bare_answers: ClassVar[tuple[str, ...]] = ()
     #: settings a problem fixes and a caller may not give (name -> the value it uses)
     fixed_settings: ClassVar[dict[str, Any]] = {}
+    #: tool mode: the rewards it adds to the problem's (SAT-RL §3.4's ``tool`` and ``equivalence``;
+    #: ``equivalence`` needs :meth:`truth`), what the prompt says the sandbox has, and whether
+    #: ```idk``` is an answer
+    tool_rewards: ClassVar[tuple[str, ...]] = ("tool", "equivalence")
+    sandbox_solvers_text: ClassVar[str] = "z3, pysmt, python-sat (import pysat), ortools and sympy"
+    allows_idk: ClassVar[bool] = True
 
     @classmethod
     def settings_defaults(cls) -> dict[str, Any]:
@@ -179,6 +186,13 @@ class Problem:
     def answer_hint(self, instance: Instance) -> str:
         """The answer format, as the tool mode's prompt and format errors state it."""
         return "```answer ...```"
+
+    def final_answer_span(self, text: str) -> tuple[int, int] | None:
+        """Tool mode: where a turn's final answer is (``(start, end)`` offsets), or ``None`` when
+        the turn has none: by default the last ```answer``` / ```idk``` fence (and a bare fence of
+        :attr:`bare_answers`); fences pair left to right, so one inside a program is part of it."""
+        answers = [b for b in fenced_blocks(text) if is_final_answer(b, self.bare_answers)]
+        return (answers[-1].start, answers[-1].end) if answers else None
 
     def variable_mapping(self, instance: Instance) -> str | None:
         """The "Variable Mapping" block of the tool prompt (SAT-RL App. C), or ``None``."""

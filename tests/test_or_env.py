@@ -62,12 +62,16 @@ def test_the_oracle_earns_full_reward_on_every_family(pool, solver):
 
 def test_one_wrong_coefficient_earns_no_accuracy(pool):
     env = make(pool)
-    for family in ("product_mix", "transportation", "knapsack", "facility_location"):
+    for family in sorted(FAMILIES):
         env.reset(seed=3, options={"difficulty": {"family": family}})
         model = LinearModel.from_dict(env.instance.model)
         values = solve_highs(model).values  # a variable used at the optimum: changing its cost moves it
-        var = next(v for v, c in model.objective.items() if c != 0 and abs(values.get(v, 0.0)) > 1e-6)
-        model.objective[var] += 1.0 if model.sense == "max" else -1.0  # in its favour: the optimum moves by >= x_v
+        used = [v for v, c in model.objective.items() if c != 0 and abs(values.get(v, 0.0)) > 1e-6]
+        if used:
+            model.objective[used[0]] += 1.0 if model.sense == "max" else -1.0  # in its favour: moves by >= x_v
+        else:  # the portfolio's risk alone: doubling a held asset's variance raises the (unique) optimum
+            k = next(k for k, (a, b, c) in enumerate(model.quadratic) if a == b and abs(values.get(a, 0.0)) > 1e-6)
+            model.quadratic[k][2] *= 2.0
         r, info = step(env, answer(oracle_program(model, "gurobipy")))
         assert info["reward_components"]["execution"] == 1.0 and info["reward_components"]["accuracy"] == 0.0, family
         assert not info["correct"]
@@ -311,3 +315,35 @@ def test_stage_two_pays_the_oracle_the_bonus_on_advanced_models_only(pool):
     assert step(env, oracle_action(env))[1]["reward_components"]["bonus"] == 0.0
     with pytest.raises(ValueError):
         env.problem.set_stage(3)
+
+
+def test_tool_mode_runs_programs_shows_tracebacks_and_scores_the_final_answer(pool):
+    """SolverTool-v0(task="or"): the contract's tool mode over the OR problem (beyond SIRL)."""
+    tool = gym.make("SolverTool-v0", task="or", pool=pool, family="knapsack").unwrapped
+    assert set(tool.solvers) == {"gurobipy", "highspy", "ortools"}
+    obs, info = tool.reset(seed=0)
+    assert "<python>" in obs and "```idk```" not in obs and info["solver"] in tool.solvers
+    keys = {"format", "execution", "accuracy", "bonus", "tool"}
+    # the oracle: a program for the named solver, then the answer
+    total, done = 0.0, False
+    while not done:
+        obs, r, term, trunc, info = tool.step(oracle_action(tool, obs))
+        total, done = total + r, term or trunc
+    assert set(info["reward_components"]) == keys
+    assert info["reward_components"] == {**FULL, "tool": 0.1} and total == pytest.approx(3.6), info["reason"]
+    # a first program that raises comes back with its traceback; the fixed answer earns everything
+    obs, info = tool.reset(seed=1)
+    solver = info["solver"]
+    obs, r, term, trunc, info = tool.step("<tool_call>\nimport gurobipy as gp\nm = gp.Model()\nm.optimize(\n</tool_call>")
+    assert not term and r == 0.0 and "SyntaxError" in obs and "<tool_response>" in obs
+    gold = tool.gold()
+    obs, r, term, trunc, info = tool.step(f"<tool_call>\n{gold.program(solver)}</tool_call>")
+    assert not term and "objective:" in obs
+    obs, r, term, trunc, info = tool.step(gold.answer)
+    assert term and info["reward_components"] == {**FULL, "tool": 0.1}, info["reason"]
+    # printing the answer in a tool call and answering without a program earns no accuracy
+    tool.reset(seed=2)
+    y = tool.problem_instance().answer
+    tool.step(f"<tool_call>\nprint('objective: {y}')\n</tool_call>")
+    obs, r, term, trunc, info = tool.step(answer(f"print({y})"))
+    assert term and info["reward_components"]["accuracy"] == 0.0 and info["reward_components"]["tool"] == 0.0

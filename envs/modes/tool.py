@@ -51,7 +51,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..base import _NOT_TEXT, Instance, Outcome, TextEnv, _signature_defaults, canonical_json
-from ..parsing import fenced_blocks, is_final_answer, tag_sections
+from ..parsing import tag_sections
 from ..problem import PROBLEMS, Knobs, Problem, get_problem, settings_defaults
 from ..sandbox import (
     SOLVER_FAMILIES,
@@ -71,7 +71,9 @@ __all__ = ["ToolInstance", "SolverToolEnv", "REWARD_TOOL", "REWARD_EQUIVALENCE",
 #: SAT-RL §3.4: r_tool = 0.1, r_equiv = 1.
 REWARD_TOOL = 0.1
 REWARD_EQUIVALENCE = 1.0
-_TOOL_COMPONENTS = ("tool", "equivalence")
+#: the solver families a tool-mode program may be asked to use: SAT-RL's five, then the
+#: optimisation libraries the sandbox also captures
+TOOL_SOLVERS = (*SOLVER_FAMILIES, "gurobipy", "highspy")
 
 
 @dataclass
@@ -90,23 +92,22 @@ class ToolInstance(Instance):
     def validate(self) -> None:
         if self.task not in PROBLEMS:
             raise ValueError(f"unknown tool task {self.task!r}; known: {sorted(PROBLEMS)}")
-        if self.solver is not None and self.solver not in SOLVER_FAMILIES:
-            raise ValueError(f"solver must be one of {list(SOLVER_FAMILIES)} or None, got {self.solver!r}")
+        if self.solver is not None and self.solver not in TOOL_SOLVERS:
+            raise ValueError(f"solver must be one of {list(TOOL_SOLVERS)} or None, got {self.solver!r}")
         if not isinstance(self.problem, dict):
             raise ValueError("problem must be the task instance as a dict")
 
 
 def tool_prompt(problem: Problem, inst: Instance, solver: str | None) -> str:
     """SAT-RL App. C's SAT-Bench training template, with the tool protocol spelled out."""
-    head = (
-        f"Solve the problem step by step and put your final answer in the format {problem.answer_hint(inst)}. "
-        "If the evidence is genuinely insufficient after using the tool, you may output ```idk```."
-    )
+    head = f"Solve the problem step by step and put your final answer in the format {problem.answer_hint(inst)}."
+    if problem.allows_idk:
+        head += " If the evidence is genuinely insufficient after using the tool, you may output ```idk```."
     if solver is not None:
         head += f" For this instance, you must import and use the `{solver}` as the solver/tool call."
     tools = (
         "Think inside <think>...</think>. To run Python, write the program inside <tool_call>...</tool_call> "
-        "and stop; it runs in a sandbox with z3, pysmt, python-sat (import pysat), ortools and sympy, and its "
+        f"and stop; it runs in a sandbox with {problem.sandbox_solvers_text}, and its "
         "stdout and stderr come back inside <tool_response>...</tool_response>."
     )
     hint = problem.naming_hint(inst)
@@ -173,7 +174,7 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
         self.task_name = task if isinstance(task, str) else self.problem.name
         if not self.problem.solvers:
             raise ValueError(f"problem {self.task_name!r} has no solvers: it has no tool mode")
-        fits = tuple(s for s in SOLVER_FAMILIES if s in self.problem.solvers)
+        fits = tuple(s for s in TOOL_SOLVERS if s in self.problem.solvers)
         solvers = fits if solvers is None else tuple(solvers)
         bad = [s for s in solvers + ((solver,) if solver else ()) if s not in fits]
         if bad or not solvers:
@@ -285,22 +286,24 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
 
     def evaluate(self, text: str) -> Outcome:
         calls = tag_sections(text, "tool_call")
-        answers = [b for b in fenced_blocks(text) if is_final_answer(b, self.problem.bare_answers)]
-        final = answers[-1] if answers else None
-        if final is not None and all(c.end <= final.start for c in calls):
+        final = self.problem.final_answer_span(text)
+        if final is not None and all(c.end <= final[0] for c in calls):
             tool_obs = ""
             if calls:  # answered without waiting: the last call still runs, then the answer counts
                 tool_obs = self._run_tool(calls[-1].content)
             return self._finish(text, tool_obs)
         if calls:
             return self._tool_step(calls, final)
-        reason = ("no <tool_call>...</tool_call> and no final ```answer ...``` or ```idk``` block found")
+        if self.problem.allows_idk:
+            reason = "no <tool_call>...</tool_call> and no final ```answer ...``` or ```idk``` block found"
+        else:
+            reason = f"no <tool_call>...</tool_call> and no final answer ({self.problem.answer_hint(self.problem_instance())})"
         return self.format_failure(reason)
 
     def format_failure(self, reason: str) -> Outcome:
         last_turn = self._turn + 1 >= self.max_turns
         obs = (f"Format error: {reason}. Call the tool with <tool_call>code</tool_call> or end with "
-               f"{self.problem.answer_hint(self.problem_instance())} (or ```idk```).")
+               f"{self.problem.answer_hint(self.problem_instance())}" + (" (or ```idk```)." if self.problem.allows_idk else "."))
         info = {"correct": False, "answer": None, "reason": reason}
         if last_turn:  # the episode ends here: pay what the tool calls earned
             components, extra = self._end_components(self._no_answer())
@@ -313,7 +316,7 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
         return dict(self.problem.unanswered(self.problem_instance(), "no final answer").components)
 
     def _zero(self) -> dict[str, float]:
-        return dict.fromkeys((*self.problem.components, *_TOOL_COMPONENTS), 0.0)
+        return dict.fromkeys((*self.problem.components, *self.problem.tool_rewards), 0.0)
 
     # -- steps -----------------------------------------------------------------------------------
     def _tool_step(self, calls, final) -> Outcome:
@@ -378,7 +381,7 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
         the info that explains them."""
         r = self._last_tool
         solver = self.instance.solver
-        wanted = (solver,) if solver is not None else SOLVER_FAMILIES
+        wanted = (solver,) if solver is not None else self.solvers
         if r is None:
             tool_ok, tool_reason = False, "no tool call was made"
         elif r.status != "ok":
@@ -391,14 +394,14 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
                               " (importing a solver is not using it)"))
         else:
             tool_ok, tool_reason = True, f"the last tool call ran and called {' or '.join(s for s in wanted if r.called(s))}"
-        verdict = self._equivalence(r)
-        components = {
-            **{k: float(answer_components.get(k, 0.0)) for k in self.problem.components},
-            "tool": REWARD_TOOL if tool_ok else 0.0,
-            "equivalence": REWARD_EQUIVALENCE if verdict.equivalent else 0.0,
-        }
-        info = {"tool_reward_reason": tool_reason, "equivalence": verdict.to_dict(),
-                "tool_calls": self._tool_calls, "last_tool_result": self._tool_summary(r)}
+        components = {k: float(answer_components.get(k, 0.0)) for k in self.problem.components}
+        components["tool"] = REWARD_TOOL if tool_ok else 0.0
+        info = {"tool_reward_reason": tool_reason, "tool_calls": self._tool_calls,
+                "last_tool_result": self._tool_summary(r)}
+        if "equivalence" in self.problem.tool_rewards:
+            verdict = self._equivalence(r)
+            components["equivalence"] = REWARD_EQUIVALENCE if verdict.equivalent else 0.0
+            info["equivalence"] = verdict.to_dict()
         return components, info
 
     def _equivalence(self, r: SandboxResult | None) -> EquivalenceVerdict:

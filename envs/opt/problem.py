@@ -93,6 +93,12 @@ class ORProblem(Problem):
     instance_cls = ORInstance
     Knobs = ORKnobs
     components = COMPONENTS
+    #: tool mode (``SolverTool-v0(task="or")``): the libraries a sampled prompt may name, SAT-RL's
+    #: ``tool`` reward only (``equivalence`` proves Boolean formulas), no ```idk```
+    solvers = OR_SOLVERS
+    tool_rewards = ("tool",)
+    sandbox_solvers_text = "gurobipy (a size-limited licence), highspy (HiGHS) and ortools (OR-Tools)"
+    allows_idk = False
 
     def __init__(self, *, stage: int = 1, bonus_weight: float = 1.0, tolerance: str = "relative",
                  format_rule: str = "paper", solver: str | None = "gurobipy", limits: Limits | None = None,
@@ -143,7 +149,8 @@ class ORProblem(Problem):
                 "num_vars": instance.features.get("num_vars"), "num_constrs": instance.features.get("num_constrs")}
 
     def reset_info(self, instance: ORInstance) -> dict[str, Any]:
-        return {"family": instance.family, "stage": self.stage, "solver": self.solver}
+        # "library", not "solver": the tool mode reports its sampled solver as info["solver"]
+        return {"family": instance.family, "stage": self.stage, "library": self.solver}
 
     # -- text --------------------------------------------------------------------------------------
     def statement(self, instance: ORInstance) -> str:
@@ -151,6 +158,13 @@ class ORProblem(Problem):
 
     def answer_hint(self, instance: ORInstance) -> str:
         return "<think>...</think><model>...</model><python>...</python>"
+
+    def final_answer_span(self, text: str) -> tuple[int, int] | None:
+        """Tool mode: the final answer is the last ``<python>...</python>`` section (tool calls
+        are ``<tool_call>`` programs before it)."""
+        end = text.rfind("</python>")
+        start = text.rfind("<python>", 0, end) if end >= 0 else -1
+        return (start, end + len("</python>")) if start >= 0 else None
 
     def prompt(self, instance: ORInstance) -> str:
         lib = {"gurobipy": "gurobipy (Gurobi's Python API; a size-limited licence: at most 2,000 variables "
@@ -278,14 +292,16 @@ class ORProblem(Problem):
         if not instance.model:  # a benchmark record (envs/opt/datasets.py): nothing to write a program from
             raise ValueError("a benchmark record has no reference model: no oracle")
         model = LinearModel.from_dict(instance.model)
+
+        def program(solver: str | None) -> str:
+            solver = solver or "gurobipy"
+            return oracle_program(model, "gurobipy" if model.quadratic and solver == "ortools" else solver)
+
         solver = self.solver or "gurobipy"
-        if model.quadratic and solver == "ortools":
-            solver = "gurobipy"
-        program = oracle_program(model, solver)
         text = (f"<think>I model the decisions as variables, then state the objective and the constraints "
                 f"of the problem, and solve it with {solver}.</think>\n<model>\n{render_model(model)}\n</model>\n"
-                f"<python>\n{program}</python>")
-        return Gold(text)
+                f"<python>\n{program(solver)}</python>")
+        return Gold(text, program=program, plan="I will build the model with {solver} and run it.")
 
     def sample_answer(self, instance: ORInstance, rng: np.random.Generator) -> str:
         """The reference model with every objective coefficient redrawn: a well-formed answer whose
