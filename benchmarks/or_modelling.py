@@ -401,7 +401,6 @@ def build_candidates(inst, k: int, correct: int, rng: np.random.Generator, turn:
 
 
 def bench_consistency(pool: SandboxPool, instances: int, k: int, correct_cycle: list[int], progress: bool) -> dict:
-    missing = None
     limits = Limits(timeout_s=30.0)
     per_instance = []
     kinds: dict[str, dict] = {}
@@ -442,12 +441,9 @@ def bench_consistency(pool: SandboxPool, instances: int, k: int, correct_cycle: 
         row = {"instance": i, "family": family, "seed": 1000 + i, "correct_copies": c, "seconds": dt,
                "solved": len(solved_recs), "correct_share": sum(r["correct"] for r in records) / len(records),
                "random_pick": (sum(r["correct"] for r in solved_recs) / len(solved_recs)) if solved_recs else 0.0,
-               "select_correct": None, "vote_correct": None, "select_index": None, "vote_index": None,
-               "candidates": records}
-        if select is not None:
-            row["select_index"], row["vote_index"] = select(captured), value_vote(captured)
-            row["select_correct"] = records[row["select_index"]]["correct"]
-            row["vote_correct"] = records[row["vote_index"]]["correct"]
+               "select_index": select(captured), "vote_index": value_vote(captured), "candidates": records}
+        row["select_correct"] = records[row["select_index"]]["correct"]
+        row["vote_correct"] = records[row["vote_index"]]["correct"]
         per_instance.append(row)
 
     def summary(rows, label):
@@ -464,7 +460,7 @@ def bench_consistency(pool: SandboxPool, instances: int, k: int, correct_cycle: 
     groups = [summary([r for r in per_instance if r["correct_copies"] == c], f"{c} correct of {k}")
               for c in sorted({r["correct_copies"] for r in per_instance})]
     groups.append(summary(per_instance, "all"))
-    return {"k": k, "pool_size": pool.size, "module_missing": missing, "groups": groups,
+    return {"k": k, "pool_size": pool.size, "groups": groups,
             "by_kind": list(kinds.values()), "copy_feature_mismatches": feature_mismatch,
             "instances": per_instance}
 
@@ -554,9 +550,6 @@ def main(argv=None) -> int:
             result["consistency"] = con
             print(f"\n3. self-consistency: {args.instances} instances, K={args.k} candidates each "
                   f"(correct copies cycling over {correct_cycle}), run with pool.run_many on {pool.size} servers")
-            if con["module_missing"]:
-                print(f"   note: envs/opt/consistency.py not importable ({con['module_missing']}); "
-                      "select/value_vote picks skipped, runs and times reported")
             rows = [{**g, **{f"{k}_s": _fmt(g[k], ".0%") for k in ("correct_share", "random_pick", "select_acc",
                                                                      "vote_acc")}} for g in con["groups"]]
             print(format_table(rows, [("group", "candidates", "s"), ("instances", "instances", "d"),
