@@ -273,11 +273,16 @@ def test_fuzzed_answers_never_raise(text):
 FUZZ_ENV = gym.make("SolverOR-v0").unwrapped
 
 
-def test_records_and_info_are_json():
+def test_info_is_json_and_reports_what_the_solver_said():
     env = FUZZ_ENV
     env.reset(seed=2)
     _, _, _, _, info = env.step(oracle_action(env))
-    json.dumps(info)
+    back = json.loads(json.dumps(info))
+    assert back["solver_status"] == "optimal" and back["ground_truth"] == env.instance.answer
+    assert back["objective"] == pytest.approx(env.instance.answer, rel=1e-6, abs=1e-6)
+    ref = env.instance.features
+    assert (back["features"]["num_vars"], back["features"]["num_constrs"]) == (ref["num_vars"], ref["num_constrs"])
+    assert back["features"]["num_bin"] == ref["num_bin"] and back["sandbox"]["status"] == "ok"
 
 
 def test_multi_turn_a_program_that_raises_comes_back_with_its_traceback(pool):

@@ -62,7 +62,7 @@ import numpy as np
 
 from ..base import Instance, Outcome, _signature_defaults
 from ..modes.single import SingleTurnEnv, resolve_problem
-from ..problem import Gold, Problem, Verdict, settings_defaults
+from ..problem import Gold, Problem, settings_defaults
 from .family import Family
 from .problem import StepProblem, format_answer
 from .reward import RewardConfig
@@ -150,12 +150,6 @@ class StepVerifiedEnv(SingleTurnEnv):
         obs = f"Format error: {reason}. " + self._step_hint()
         info = {"reason": reason, "correct": False, "verify_budget": self._budget_info()}
         return Outcome(self.problem.zero(), False, obs, info, error=reason)
-
-    def _outcome(self, v: Verdict) -> Outcome:
-        # the trace's own info keys (no parsed "answer": the JSON object can be as long as the action)
-        info = {"reason": v.reason, "correct": v.correct, **v.info}
-        obs = self.problem.feedback(self.instance, v)
-        return Outcome(dict(v.components), v.answered, obs, info, error=None if v.answered else v.reason)
 
     # -- step mode --------------------------------------------------------------------------------------
     def _budget_info(self) -> dict[str, Any]:

@@ -184,28 +184,25 @@ class ORProblem(Problem):
         )
 
     # -- scoring -----------------------------------------------------------------------------------
+    def _sandbox(self) -> SandboxPool:
+        """The pool programs run in: the one given, else the process-wide one (taken anew if it
+        was shut down under us). May raise :class:`SandboxError`."""
+        if self._own_pool is not None:
+            return self._own_pool
+        if self._pool is None or self._pool.closed:
+            if self._pool is not None:
+                release_default_pool()
+            self._pool = acquire_default_pool()
+        return self._pool
+
     def run(self, program: str) -> SandboxResult:
         """Run ``program`` in the sandbox (never raises: an unavailable sandbox is a ``killed`` result)."""
-        if self._own_pool is not None:
-            pool = self._own_pool
-        else:
-            if self._pool is None or self._pool.closed:
-                if self._pool is not None:
-                    release_default_pool()
-                self._pool = acquire_default_pool()
-            pool = self._pool
-        try:
-            return pool.run(program, self.limits)
-        except SandboxError as e:
-            return SandboxResult.failure("killed", f"the sandbox is unavailable: {e}")
+        return self.run_many([program])[0]
 
     def run_many(self, programs: list[str]) -> list[SandboxResult]:
-        """Run several programs at once (one per pool slot), results in order."""
-        if self._own_pool is None and (self._pool is None or self._pool.closed):
-            self.run("pass")  # acquires the shared pool
-        pool = self._own_pool or self._pool
+        """Run several programs at once (one per pool slot), results in order; never raises."""
         try:
-            return pool.run_many(programs, self.limits)
+            return self._sandbox().run_many(programs, self.limits)
         except SandboxError as e:
             return [SandboxResult.failure("killed", f"the sandbox is unavailable: {e}") for _ in programs]
 
@@ -219,6 +216,7 @@ class ORProblem(Problem):
         result = self.run(program)
         opt = result.optimum
         executed, why = _executed(result)
+        solved = _solved_model(opt) if executed else None  # read once: the hack check and big-M use it
         correct = False
         if executed:
             if instance.answer is None:  # the ground truth is infeasible
@@ -227,7 +225,7 @@ class ORProblem(Problem):
                        f"the problem is infeasible but the solver reports {opt['status']}")
             elif opt["status"] != "optimal":
                 why = f"the solver reports {opt['status']}, not an optimum of {instance.answer:g}"
-            elif _constant_objective(opt):
+            elif _constant_objective(opt, solved):
                 why = "the solved model's objective is a constant: it has no decision variable"
             else:
                 correct = objective_matches(opt["objective"], instance.answer, self.tolerance)
@@ -237,7 +235,7 @@ class ORProblem(Problem):
         comps["accuracy"] = W_ACCURACY if correct else 0.0
         kinds: list[str] = []
         if correct and opt is not None:
-            kinds = advanced(opt, _big_m(opt))
+            kinds = advanced(opt, bool(solved is not None and solved.features().get("big_m")))
             if self.stage == 2 and kinds:
                 comps["bonus"] = self.bonus_weight
         answer = None if opt is None else opt.get("objective")
@@ -333,30 +331,24 @@ def _executed(result: SandboxResult) -> tuple[bool, str]:
     return True, ""
 
 
-def _constant_objective(opt: dict[str, Any]) -> bool:
+def _solved_model(opt: dict[str, Any]) -> LinearModel | None:
+    """The model the program solved, read from the MPS the capture exported (None when none came
+    back or it does not read)."""
+    text = opt.get("mps")
+    if not text:
+        return None
+    try:
+        return read_mps(text).model
+    except (MPSError, ValueError):
+        return None
+
+
+def _constant_objective(opt: dict[str, Any], solved: LinearModel | None) -> bool:
     """A model whose objective names no variable states its answer instead of computing it (a
-    reward hack: ``m.setObjective(1160)``). Read from the exported model when it came back."""
+    reward hack: ``m.setObjective(1160)``); read from the exported model when it came back."""
     if opt.get("num_vars", 0) == 0:
         return True
-    text = opt.get("mps")
-    if not text:
-        return False
-    try:
-        model = read_mps(text).model
-    except (MPSError, ValueError):
-        return False
-    return not any(c != 0 for c in model.objective.values()) and not model.quadratic
-
-
-def _big_m(opt: dict[str, Any]) -> bool:
-    """Whether the exported model couples a binary with a big-M coefficient (False when none came back)."""
-    text = opt.get("mps")
-    if not text:
-        return False
-    try:
-        return bool(read_mps(text).model.features().get("big_m"))
-    except (MPSError, ValueError):
-        return False
+    return solved is not None and not any(c != 0 for c in solved.objective.values()) and not solved.quadratic
 
 
 def render_model(model: LinearModel) -> str:
