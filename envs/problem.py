@@ -140,6 +140,9 @@ class Problem:
     components: ClassVar[tuple[str, ...]] = ()
     #: the sandbox solver families whose programs fit this problem (``()``: no tool mode)
     solvers: ClassVar[tuple[str, ...]] = ()
+    #: the optimisation libraries the sandbox rehearses before this problem's programs arrive
+    #: (``SandboxPool.run(rehearse=...)``: their first solve off the latency path)
+    rehearse: ClassVar[tuple[str, ...]] = ()
     #: words a bare fence may hold as the final answer in tool mode (```yes```)
     bare_answers: ClassVar[tuple[str, ...]] = ()
     #: settings a problem fixes and a caller may not give (name -> the value it uses)

@@ -96,6 +96,7 @@ class ORProblem(Problem):
     #: tool mode (``SolverTool-v0(task="or")``): the libraries a sampled prompt may name, SAT-RL's
     #: ``tool`` reward only (``equivalence`` proves Boolean formulas), no ```idk```
     solvers = OR_SOLVERS
+    rehearse = OR_SOLVERS
     tool_rewards = ("tool",)
     sandbox_solvers_text = "gurobipy (a size-limited licence), highspy (HiGHS) and ortools (OR-Tools)"
     allows_idk = False
@@ -202,7 +203,7 @@ class ORProblem(Problem):
     def run_many(self, programs: list[str]) -> list[SandboxResult]:
         """Run several programs at once (one per pool slot), results in order; never raises."""
         try:
-            return self._sandbox().run_many(programs, self.limits)
+            return self._sandbox().run_many(programs, self.limits, rehearse=self.rehearse)
         except SandboxError as e:
             return [SandboxResult.failure("killed", f"the sandbox is unavailable: {e}") for _ in programs]
 

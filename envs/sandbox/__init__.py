@@ -51,6 +51,7 @@ returned; a program that walks its interpreter's objects to find the capture and
 still forge a record (``instrument.py``, "Trust").
 """
 from .client import (
+    REHEARSABLE,
     SOLVER_FAMILIES,
     STATUSES,
     Limits,
@@ -65,6 +66,7 @@ from .client import (
 )
 
 __all__ = [
+    "REHEARSABLE",
     "SOLVER_FAMILIES",
     "STATUSES",
     "Limits",

@@ -69,6 +69,7 @@ from __future__ import annotations
 import builtins
 import functools
 import json
+import operator
 import os
 import sys
 import tempfile
@@ -151,6 +152,19 @@ class Capture:
         builtins.__import__ = _tracking_import(self)
         os._exit = self._writer
 
+    def rehearse(self, tmpdir: str, run) -> None:
+        """``run()`` with the capture recording, and exporting models into ``tmpdir``, as it will
+        for a program; then everything it recorded is forgotten (a waiting child's rehearsal of
+        the solvers' first calls: ``zygote.Zygote._rehearse``)."""
+        self.reset()
+        self.active = True
+        self.tmpdir = tmpdir
+        try:
+            run()
+        finally:
+            self.reset()
+            self.tmpdir = None
+
     def note_memory_error(self) -> None:
         self.memory_error = True
 
@@ -167,6 +181,7 @@ def _report_writer(cap: "Capture", fd: int, secret: str, pid: int):
     sent = []
 
     def exit_with_report(code):
+        code = operator.index(code) & 0xFF  # what the kernel keeps of it (os._exit's TypeError otherwise)
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -178,6 +193,7 @@ def _report_writer(cap: "Capture", fd: int, secret: str, pid: int):
             try:
                 rec = report(cap)
                 rec["secret"] = secret
+                rec["exit_code"] = code
                 data = json.dumps(rec, separators=(",", ":"), default=str).encode("utf-8", "replace")
             except Exception as e:
                 data = json.dumps({"secret": secret, "formula_error": f"report failed: {type(e).__name__}"}).encode()
@@ -188,6 +204,14 @@ def _report_writer(cap: "Capture", fd: int, secret: str, pid: int):
                 os.close(fd)
             except OSError:
                 pass
+            # The output is complete: closed now, the server has it (and the record) before the
+            # kernel has torn the process down, which for a fork of the solvers' image takes
+            # milliseconds; the exit status it reads meanwhile is the one reported above.
+            for out in (1, 2):
+                try:
+                    os.close(out)
+                except OSError:
+                    pass
         _real_exit(code)
 
     return exit_with_report

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import fcntl
 import json
 import os
 import struct
+import sys
+import termios
+import time
 
 _FRAME = struct.Struct(">I")
 
@@ -72,6 +76,21 @@ def write_frame(fd: int, msg: dict) -> None:
     while data:
         n = os.write(fd, data)
         data = data[n:]
+
+
+def wait_read(fd: int, timeout: float) -> None:
+    """Wait (at most ``timeout`` s, polling) until the reader of the pipe ``fd`` writes into has
+    read everything in it (``FIONREAD``, which Linux answers on either end of a pipe)."""
+    end = time.perf_counter() + timeout
+    buf = bytearray(4)
+    while time.perf_counter() < end:
+        try:
+            fcntl.ioctl(fd, termios.FIONREAD, buf)
+        except OSError:
+            return
+        if not int.from_bytes(buf, sys.byteorder):
+            return
+        time.sleep(0.00005)
 
 
 def read_exact(fd: int, n: int) -> bytes | None:
@@ -156,3 +175,68 @@ def seccomp_filter():
     f.add_rule(deny, "socket", sc.Arg(0, sc.NE, 1))  # AF_UNIX = 1
     f.add_rule(deny, "socketpair", sc.Arg(0, sc.NE, 1))
     return f
+
+
+# ----------------------------------------------------------------------------- huge pages
+MADV_HUGEPAGE, MADV_COLLAPSE = 14, 25
+HUGE_PAGE = 2 << 20
+
+
+def anonymous_chunks() -> list[int]:
+    """The 2 MiB-aligned chunks of this process's private anonymous memory (the brk heap and
+    the unnamed read-write mappings), each given by its address: what :func:`collapse` can back
+    with one transparent huge page each."""
+    out = []
+    with open("/proc/self/maps") as f:
+        regions = [line.split() for line in f]
+    for parts in regions:
+        if not parts[1].startswith("rw") or (len(parts) > 5 and parts[5] != "[heap]"):
+            continue  # files, and the named specials ([stack], [vvar]), are not ours to move
+        lo, hi = (int(x, 16) for x in parts[0].split("-"))
+        out.extend(range(-(-lo // HUGE_PAGE) * HUGE_PAGE, hi // HUGE_PAGE * HUGE_PAGE, HUGE_PAGE))
+    return out
+
+
+def collapse(address: int) -> bool:
+    """Back the 2 MiB at ``address`` with one transparent huge page now (``MADV_COLLAPSE``,
+    Linux 6.1; allowed where THP is ``madvise`` or ``always``). False where it cannot be (a
+    thread stack's guard page, an unpopulated range, no THP)."""
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    libc.madvise(address, HUGE_PAGE, MADV_HUGEPAGE)
+    return libc.madvise(address, HUGE_PAGE, MADV_COLLAPSE) == 0
+
+
+# ----------------------------------------------------------------------------- /proc
+PF_EXITING = 0x4  # include/linux/sched.h: set at the start of do_exit(), before the memory goes
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def exit_state(pid: int) -> tuple[int, float] | None:
+    """``(wait status, CPU seconds)`` of process ``pid`` once it has begun to exit, read from
+    ``/proc``; ``None`` while it runs or when it is gone.
+
+    The kernel marks a task ``PF_EXITING`` before it frees its memory, and frees the memory
+    before the parent can wait for it: for a fork of a large image (the sandbox's children share
+    ~200 MB) the second step takes milliseconds. From ``PF_EXITING`` on the task runs no more
+    user code and its CPU time grows only by the kernel's teardown; its exit status (``stat``
+    field 52, in the ``waitpid`` form, readable by a process that may ptrace it) is set a few
+    instructions after the flag, so a status of 0 can mean "not yet": the caller compares it
+    with the status it expects. CPU time is the sum of the threads' ``schedstat`` run times
+    (nanoseconds), or the clock-tick total of ``stat`` where that is more (threads that ended)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()
+    if len(fields) < 50 or not int(fields[6]) & PF_EXITING:
+        return None
+    ticks = (int(fields[11]) + int(fields[12])) / _CLK_TCK
+    run_ns = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as f:
+                run_ns += int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return int(fields[49]), max(ticks, run_ns / 1e9)

@@ -30,7 +30,8 @@ MAX_CALLS = 200  # calls listed (``n_calls`` counts all)
 MAX_COUNT = 1 << 53
 MAX_NAME = 100
 MAX_MESSAGE = 500
-_KEYS = frozenset({"imported", "calls", "n_calls", "formula", "formula_error", "memory_error", "optimum"})
+_KEYS = frozenset({"imported", "calls", "n_calls", "formula", "formula_error", "memory_error", "optimum",
+                   "exit_code"})
 #: top-level fields of each formula kind and their types (``None`` allowed where listed)
 _FORMULA_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
     "smt2": {"text": (str,), "assertions": (int,)},
@@ -131,6 +132,12 @@ def clean(obj: Any) -> dict[str, Any]:
     out = {"imported": list(imported), "calls": [list(c) for c in calls], "n_calls": n_calls,
            "formula": formula, "formula_error": None if error is None else error[:MAX_MESSAGE],
            "memory_error": memory_error}
+    # the status the capture passed to the kernel's exit (the server reads it, and forwards none)
+    if "exit_code" in obj:
+        code = obj["exit_code"]
+        if not (type(code) is int and 0 <= code <= 255):
+            raise RecordError("'exit_code' must be an exit status, 0 to 255")
+        out["exit_code"] = code
     # only where the record has one: a record of the SAT capture alone stays what it was
     if "optimum" in obj:
         out["optimum"] = None if obj["optimum"] is None else clean_optimum(obj["optimum"])

@@ -38,17 +38,23 @@ Start-up, in this order:
    heap and says hello;
 6. a hello message reports the pid, the active isolation levels, import times and memory.
 
-Per program: the waiting child (``zygote.py``: a fresh uid, rlimits, no new privileges; the
-zygote forked it while the previous program ran) gets the code, its limits and a per-run secret
-through its control pipe, and makes its working directory in the ``/tmp`` mounted fresh for it
-(:class:`_FreshTmp`). The supervisor asks the zygote for the next child, then polls the
-program's output pipes, its exit (the zygote reports it, unasked) and, every
-:data:`MEMORY_POLL_S`, the memory all the program's processes hold together
+Per program: the waiting child (``zygote.py``: a fresh uid, rlimits, no new privileges; forked
+after the previous answer) was told when the ``/tmp`` mounted fresh for it (:class:`_FreshTmp`)
+was ready, made its working directory there and, if the last request asked, rehearsed the
+optimisation libraries; it now gets the code, its limits and a per-run secret through its
+control pipe. The supervisor polls the program's output pipes, its exit (the zygote reports it,
+unasked) and, every :data:`MEMORY_POLL_S`, the memory all the program's processes hold together
 (:meth:`Server._program_memory_kb`; one process alone is bounded by RLIMIT_AS). Past
 ``memory_mb`` the group is killed (status ``memory``); past the wall clock, ``timeout``; past
-``output_bytes``, ``output_limit``. The clean-up (in ``finally``, whatever happened) kills the
-process group, then every process of the child's uid, until no descendant is left, and detaches
-the program's ``/tmp``.
+``output_bytes``, ``output_limit``.
+
+The answer goes out as soon as it is final: when the program's capture has written its record
+and closed the output on its way out and the kernel has the process exiting with the status the
+record declares (``linux.exit_state``), without waiting for the kernel to free the ~200 MB image
+it shared (a few ms); otherwise (a signal, a descendant holding the pipes) when the zygote
+reports the exit. Then the next child is forked, and the clean-up (whatever happened) kills the
+process group, waits for the exit, kills every process of the child's uid until no descendant
+is left, and detaches the program's ``/tmp``, all before the next request is read.
 """
 from __future__ import annotations
 
@@ -252,6 +258,9 @@ class Server:
         self.zpid = 0
         self.zsock: socket.socket | None = None
         self.tmp: _FreshTmp | None = None
+        self.tmp_used = False  # a program has run since /tmp was last made fresh
+        self.rehearse: list[str] = []  # what the next waiting child rehearses (the last request's wish)
+        self.rehearsable: frozenset[str] = frozenset()
 
     # -- start-up ---------------------------------------------------------------------------
     def start(self, in_fd: int, out_fd: int) -> None:
@@ -260,6 +269,7 @@ class Server:
         # loaded before the file system view shrinks: the files are not visible afterwards
         instrument = _sibling("instrument")
         zygote = _sibling("zygote")
+        self.rehearsable = frozenset(zygote.REHEARSALS)
         linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
         if self.root:
             self.reaper = _start_reaper()
@@ -340,6 +350,7 @@ class Server:
             "vms_kb": hello.get("vms_kb"),
             "python": sys.version.split()[0],
             "threads": hello.get("threads"),
+            "huge_page_chunks": hello.get("huge_page_chunks"),
         })
 
     def _start_zygote(self, zygote, instrument, zcfg: dict) -> dict:
@@ -453,8 +464,9 @@ class Server:
                 linux.write_frame(self.out_fd, {"pong": req["ping"], "pid": os.getpid()})
                 continue
             gone = False
+            child = None
             try:
-                resp = self.run(req)
+                resp, child = self.run(req)
             except Exception as e:  # never leave the client without an answer, nor show it our internals
                 gone = isinstance(e, ZygoteGone)
                 resp = {"status": "killed", "reason": f"sandbox server error ({type(e).__name__})",
@@ -462,11 +474,35 @@ class Server:
                         "stderr_bytes": 0, "duration_s": 0.0, "cpu_s": 0.0, "report": None}
             resp["id"] = req.get("id")
             linux.write_frame(self.out_fd, resp)
+            if self.ready is None and self.forking is None and not gone:
+                # The next child is forked as soon as the client has taken the answer: while this
+                # one is taken down (the two overlap: a program sent at once waits for neither
+                # alone), but not while a program runs or its answer is on its way. The fork is
+                # ~3-7 ms of kernel time copying page tables; on two cores, started any earlier,
+                # it held a core from the program, the server or the client (whose answer then
+                # came ~1.5 ms later).
+                linux.wait_read(self.out_fd, 0.002)
+                self._prefork_start()
+            if child is not None:
+                # After the answer: everything the program can still do is over (its output and
+                # record are complete), but it is gone, with all it left, before the next one runs.
+                # A request already waiting gets a child that does not rehearse first.
+                if select.select([self.in_fd], [], [], 0)[0]:
+                    self.rehearse = []
+                try:
+                    self._cleanup(child)
+                except ZygoteGone:
+                    return
             if resp.get("client_gone") or gone:
                 return
 
-    def run(self, req: dict) -> dict:
+    def run(self, req: dict) -> tuple[dict, "_Child"]:
+        """Run one program; returns the answer and the child, which :meth:`_cleanup` must still
+        take down (the answer can go out first)."""
         lim = req.get("limits") or {}
+        wish = req.get("rehearse") or []
+        self.rehearse = sorted({x for x in wish if isinstance(x, str) and x in self.rehearsable}) \
+            if isinstance(wish, list) else []
         timeout = float(lim.get("timeout_s", 10.0))
         keep = int(lim.get("keep_bytes", 65536))
         out_limit = int(lim.get("output_bytes", 1 << 20))
@@ -477,11 +513,10 @@ class Server:
             child = self._take_ready()
             t0 = time.perf_counter()
             try:
+                self._release(child)
+                self.tmp_used = True
                 linux.write_all(child.ctl, len(body).to_bytes(4, "big") + body)
                 os.close(child.ctl)
-                # the next child is forked while this program runs (it waits in "/", and makes its
-                # directory in the /tmp of its own program): no fork on the next one's path
-                self._prefork_start()
                 break
             except OSError:  # the waiting child is gone (killed from outside): use a fresh one
                 _close_quietly(child.ctl, child.out, child.err, child.rep)
@@ -489,9 +524,10 @@ class Server:
                 if attempt:
                     raise
         try:
-            return self._supervise(child, timeout, _cpu_limit(lim), keep, out_limit, mem_kb, t0, secret)
-        finally:
+            return self._supervise(child, timeout, _cpu_limit(lim), keep, out_limit, mem_kb, t0, secret), child
+        except BaseException:
             self._cleanup(child)
+            raise
 
     def _take_ready(self) -> "_Child":
         if self.ready is None:
@@ -528,6 +564,20 @@ class Server:
         finally:
             _close_quietly(out_w, err_w, rep_w, ctl_r)
         self.forking = _Child(0, uid, workdir, out_r, err_r, rep_r, ctl_w)
+        if not self.tmp_used:
+            self._release(self.forking)
+
+    def _release(self, child: "_Child") -> None:
+        """Tell a waiting child that ``/tmp`` is its own (no program has run in it), so that it
+        makes its working directory there, and what to rehearse while it waits (once)."""
+        if child.released:
+            return
+        child.released = True
+        msg = json.dumps({"rehearse": self.rehearse}).encode()
+        try:
+            linux.write_all(child.ctl, len(msg).to_bytes(4, "big") + msg)
+        except OSError:
+            pass  # the child is gone: the program's own write finds out, and takes another
 
     def _prefork_finish(self) -> None:
         child, self.forking = self.forking, None
@@ -565,6 +615,9 @@ class Server:
         client_gone = False
         drain_until = None
         peak_kb = 0
+        rep, rep_error = None, None
+        early = None  # (wait status, CPU s) read from /proc before the exit was reported
+        looks = 0
         while True:
             now = time.perf_counter()
             if not exited and pid in self.exits:  # reported while another answer was awaited
@@ -573,6 +626,18 @@ class Server:
                 poller.unregister(zfd)
             if exited and (not open_fds or now >= drain_until or client_gone):
                 break
+            if not exited and not open_fds and killed_for is None and rep is not None and "exit_code" in rep:
+                # The capture wrote the record and closed the output on its way out (instrument.py,
+                # _report_writer): the answer is complete once the kernel has the process exiting
+                # with the status the record declares; its teardown need not be waited for.
+                state = linux.exit_state(pid)
+                if state is not None and state[0] == rep["exit_code"] << 8:
+                    early = state
+                    break
+                looks += 1
+                if looks <= 20:  # the last close and the kernel's flag are microseconds apart
+                    time.sleep(0.0001)
+                    continue
             if not exited and killed_for is None:
                 if now >= deadline:
                     killed_for = "timeout"
@@ -607,6 +672,8 @@ class Server:
                 if not data:
                     poller.unregister(fd)
                     open_fds.discard(fd)
+                    if fd == rep_r:
+                        rep, rep_error = _parse_record(report, report_over, secret)
                     continue
                 if fd == rep_r:
                     if len(report) + len(data) <= REPORT_MAX:
@@ -618,19 +685,20 @@ class Server:
                 if killed_for is None and streams[out_r].total + streams[err_r].total > out_limit:
                     killed_for = "output_limit"
                     self._kill_group(pid)
+        rep_open = rep_r in open_fds
         _close_quietly(out_r, err_r, rep_r)
-        if not exited:
-            self._kill_group(pid)
-        status, cpu = self._await_exit(pid)
-        child.waited = True
+        if early is not None:
+            status, cpu = early  # the zygote's report of this exit is awaited by _cleanup
+        else:
+            if not exited:
+                self._kill_group(pid)
+            status, cpu = self._await_exit(pid)
+            child.waited = True
         duration = time.perf_counter() - t0
-        rep, rep_error = None, None
-        try:
-            if report_over:
-                raise record.RecordError(f"the record is larger than {REPORT_MAX >> 20} MiB")
-            rep = record.parse(bytes(report), secret)
-        except record.RecordError as e:
-            rep_error = str(e)
+        if rep_open:  # killed, or its descendants held the pipe: what it sent so far
+            rep, rep_error = _parse_record(report, report_over, secret)
+        if rep is not None:
+            rep.pop("exit_code", None)  # the server's to read; the answer has the kernel's
         return _classify(status, killed_for, streams[out_r], streams[err_r], rep, rep_error, duration, cpu, timeout,
                          cpu_limit, client_gone, mem_kb, peak_kb)
 
@@ -729,6 +797,20 @@ class Server:
                     shutil.rmtree(child.workdir, ignore_errors=True)
             except Exception:  # a tree too deep for rmtree: the next program's directory is new anyway
                 pass
+            self.tmp_used = False
+            waiting = self.forking or self.ready
+            if waiting is not None:
+                self._release(waiting)
+
+
+def _parse_record(report: bytearray, over: bool, secret: str) -> tuple[dict | None, str | None]:
+    """The validated record and None, or None and why it was rejected."""
+    try:
+        if over:
+            raise record.RecordError(f"the record is larger than {REPORT_MAX >> 20} MiB")
+        return record.parse(bytes(report), secret), None
+    except record.RecordError as e:
+        return None, str(e)
 
 
 class _FreshTmp:
@@ -838,12 +920,13 @@ def _close_quietly(*fds: int) -> None:
 class _Child:
     """A forked child waiting for (or running) its program."""
 
-    __slots__ = ("pid", "uid", "workdir", "out", "err", "rep", "ctl", "waited")
+    __slots__ = ("pid", "uid", "workdir", "out", "err", "rep", "ctl", "waited", "released")
 
     def __init__(self, pid, uid, workdir, out, err, rep, ctl):
         self.pid, self.uid, self.workdir = pid, uid, workdir
         self.out, self.err, self.rep, self.ctl = out, err, rep, ctl
         self.waited = False
+        self.released = False  # told that /tmp is its own (zygote.Zygote._child)
 
 
 class _Tail:

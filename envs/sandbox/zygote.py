@@ -16,19 +16,28 @@ asks, and reports, unasked, the exit status and CPU time of each program's first
 as it exits (the server is not its parent; the message is also how the server learns of the exit). It dies with the server (``PR_SET_PDEATHSIG``), and its children die with it.
 
 A child, before its program arrives (off the latency path: the server has the next child forked
-while the current program runs): own process group; stdin on ``/dev/null``, stdout/stderr into
-the server's pipes, the record pipe on :data:`REPORT_FD`; a fresh uid; ceiling rlimits; root
-dropped; ``PR_SET_NO_NEW_PRIVS``; parent-death signal; a clean environment; its working
-directory is ``/``. When the program arrives (after the server mounted a fresh ``/tmp`` for it)
-it creates its working directory there, with the unpredictable name the server chose, sets the
-program's own limits (no POSIX message queues among them), then optional Landlock and seccomp,
-and runs the program as ``__main__`` on a stack unwound to the interpreter's top
-(:class:`Start`), with the capture armed with the run's secret.
+as soon as it has answered the last program): own process group; stdin on ``/dev/null``,
+stdout/stderr into the server's pipes, the record pipe on :data:`REPORT_FD`; a fresh uid; ceiling
+rlimits; root dropped; ``PR_SET_NO_NEW_PRIVS``; parent-death signal; a clean environment; its
+working directory is ``/``. Then it waits for the server's first message, which comes once the
+``/tmp`` it will use is its own (the last program's is gone and a fresh one mounted): it creates
+its working directory there, with the unpredictable name the server chose, and rehearses the
+optimisation libraries the message names (:meth:`Zygote._rehearse`) unless its program is
+already waiting. When the program arrives it sets the program's own limits (no POSIX message
+queues among them), then optional Landlock and seccomp, and runs the program as ``__main__`` on
+a stack unwound to the interpreter's top (:class:`Start`), with the capture armed with the
+run's secret.
+
+While it has nothing to do, the zygote backs its image with transparent huge pages, 2 MiB at a
+time (:meth:`Zygote.serve`): a fork copies, and an exit frees, one page-table entry per 4 KiB of
+private memory, and the image has ~100 MB of it.
 """
 from __future__ import annotations
 
+import builtins
 import gc
 import io
+import linecache
 import json
 import os
 import resource
@@ -38,6 +47,7 @@ import socket
 import sys
 import time
 import traceback
+import types
 
 try:
     from . import linux
@@ -71,6 +81,7 @@ class Zygote:
         self.landlock = int(cfg.get("landlock_abi", 0))
         self.seccomp = None
         self.capture = None
+        self.huge: list[int] = []  # the image's 2 MiB chunks still to back with huge pages
 
     def prepare(self) -> dict:
         """Import and warm the solvers, install the capture, freeze the heap: what every child
@@ -88,9 +99,10 @@ class Zygote:
         _hide_solvergym(self.cfg)
         gc.collect()
         gc.freeze()  # children do not touch the shared pages when they collect
+        self.huge = linux.anonymous_chunks()
         return {"import_ms": import_ms, "instrumentation": install, "threads": threads,
                 "seccomp": self.seccomp is not None, "rss_kb": _status_kb("VmRSS"),
-                "vms_kb": _status_kb("VmSize")}
+                "vms_kb": _status_kb("VmSize"), "huge_page_chunks": len(self.huge)}
 
     def serve(self) -> None:
         """Answer the server until it goes away (then exit), and tell it, unasked, when a
@@ -100,7 +112,16 @@ class Zygote:
         poller.register(self.sock.fileno(), select.POLLIN)
         exits: dict[int, int] = {}  # pidfd -> pid
         while True:
-            for fd, _ in poller.poll():
+            events = poller.poll(0 if self.huge else None)
+            if not events and self.huge:
+                # Idle: back one more 2 MiB of the image with a huge page (a few ms each; the
+                # next request waits for at most one). A fork copies, and an exit frees, one
+                # page-table entry per 4 KiB of private memory: ~25,000 for this image, ~7 ms
+                # each way; a huge page is one entry, and a child's first write into one
+                # still copies only the 4 KiB it writes (the kernel splits the mapping).
+                linux.collapse(self.huge.pop())
+                continue
+            for fd, _ in events:
                 if fd in exits:
                     pid = exits.pop(fd)
                     poller.unregister(fd)
@@ -202,29 +223,121 @@ class Zygote:
                            "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"})
         if licence:
             os.environ["GRB_LICENSE_FILE"] = licence
-        head = linux.read_exact(REPORT_FD + 1, 4)
-        req = None
-        if head is not None:
-            body = linux.read_exact(REPORT_FD + 1, int.from_bytes(head, "big"))
-            req = json.loads(body) if body is not None else None
-        os.close(REPORT_FD + 1)
-        if req is None:  # the server discarded this child
+        # The first message says the /tmp this directory belongs in is this child's own: it may
+        # have been forked while the previous program ran, before the server mounted a fresh one.
+        ready = _read_message(REPORT_FD + 1)
+        if ready is None:  # the server discarded this child
             os._exit(0)
-        # Only now, as the program's uid: this child may have been forked while the previous
-        # program ran, before the server mounted the fresh /tmp this directory belongs in.
-        os.mkdir(workdir, 0o700)
+        os.mkdir(workdir, 0o700)  # as the program's uid
         os.chdir(workdir)
-        _limits(req.get("limits") or {})
-        if self.landlock:
-            linux.apply_landlock(workdir, self.landlock)
-        if self.seccomp is not None:
-            self.seccomp.load()
-        # the instrumentation modules must not be found by name (see instrument.py, "Trust"). By
-        # name, not by a scan: iterating sys.modules writes the refcount of every module name, a
-        # copy-on-write fault per page (~700 of them, 3.5 ms per program)
-        for name in SANDBOX_MODULES:
-            sys.modules.pop(name, None)
-        return [req.get("code", ""), workdir, self.capture, str(req.get("secret", ""))]
+        self._rehearse([str(x) for x in ready.get("rehearse") or ()], workdir, REPORT_FD + 1)
+        # the program arrives in run_program, once this stack is unwound (not on its path)
+        return [workdir, self.capture, self.landlock, self.seccomp]
+
+    def _rehearse(self, libraries: list[str], workdir: str, ctl: int) -> None:
+        """Solve a tiny model with each of ``libraries`` (:data:`REHEARSALS`), through the
+        capture and its export, while no program is waiting; then forget what the capture saw.
+
+        A program's first solve in a fresh child is slow for reasons that have nothing to do
+        with its model: each page of the shared image the solver and the capture write to is
+        copied on that first write (a fault, ~5 us each here), and ~500-800 of them are; the
+        libraries' lazily built tables and caches are built. The rehearsal pays that before
+        the program arrives: measured on 2 cores, a small gurobipy program's solve goes from
+        ~7 to ~2 ms and its faults from ~800 to ~100 (benchmarks/or_modelling.py). It runs
+        only while the control pipe is empty (checked before each library), so a program that
+        is already waiting starts at once, unrehearsed; its output goes to /dev/null, and HiGHS's
+        worker threads are stopped afterwards. Nothing of a program is involved: the models are
+        fixed text here, and the child is the program's own, forked from the clean image."""
+        if not libraries:
+            return
+        saved = os.dup(1), os.dup(2)
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            for lib in libraries:
+                if lib not in REHEARSALS or select.select([ctl], [], [], 0)[0]:
+                    continue
+                try:
+                    self.capture.rehearse(workdir, lambda: exec(REHEARSALS[lib], {"__name__": "__rehearsal__"}))
+                except Exception:
+                    pass  # the program will meet the same error, in its own time
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except Exception:
+                pass
+            linux.libc.fflush(None)  # C stdio buffers, written into /dev/null now, not later
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in (*saved, null):
+                os.close(fd)
+
+
+#: tiny models, an LP and a MIP, for each optimisation library a waiting child can rehearse
+REHEARSALS = {
+    "gurobipy": """import gurobipy as gp
+env = gp.Env(empty=True)
+env.setParam("OutputFlag", 0)
+env.start()
+for vtype in (gp.GRB.CONTINUOUS, gp.GRB.INTEGER):
+    m = gp.Model("rehearsal", env=env)
+    m.Params.Threads = 1
+    m.Params.TimeLimit = 10.0
+    x = m.addVar(lb=0.0, ub=gp.GRB.INFINITY, vtype=gp.GRB.CONTINUOUS, name="x")
+    y = m.addVar(lb=0.0, ub=3.0, vtype=vtype, name="y")
+    m.addConstr(1.5 * x + 2.0 * y <= 4.5, name="c0")
+    m.addConstr(x - y >= -1.0, name="c1")
+    m.setObjective(3.0 * x + 2.0 * y, gp.GRB.MAXIMIZE)
+    m.optimize()
+    if m.Status == gp.GRB.OPTIMAL:
+        m.ObjVal
+    m.dispose()
+env.dispose()
+""",
+    "highspy": """import highspy
+for integer in (False, True):
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    h.setOptionValue("time_limit", 10.0)
+    inf = highspy.kHighsInf
+    h.addVars(2, [0.0, 0.0], [inf, 3.0])
+    if integer:
+        h.changeColsIntegrality(1, [1], [highspy.HighsVarType.kInteger])
+    h.changeColsCost(2, [0, 1], [3.0, 2.0])
+    h.addRows(2, [-inf, -1.0], [4.5, inf], 4, [0, 2], [0, 1, 0, 1], [1.5, 2.0, 1.0, -1.0])
+    h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+    h.run()
+    h.getModelStatus()
+    h.getInfo().objective_function_value
+    del h
+highspy.Highs.resetGlobalScheduler(True)  # its worker threads: a program starts its own
+""",
+    "ortools": """from ortools.linear_solver import pywraplp
+for backend in ("GLOP", "SCIP"):
+    solver = pywraplp.Solver.CreateSolver(backend)
+    solver.SetTimeLimit(10000)
+    solver.SetNumThreads(1)
+    x = solver.NumVar(0.0, solver.infinity(), "x")
+    y = (solver.IntVar if backend == "SCIP" else solver.NumVar)(0.0, 3.0, "y")
+    solver.Add(1.5 * x + 2.0 * y <= 4.5, "c0")
+    solver.Add(x - y >= -1.0, "c1")
+    solver.Maximize(3.0 * x + 2.0 * y)
+    if solver.Solve() == pywraplp.Solver.OPTIMAL:
+        solver.Objective().Value()
+""",
+}
+
+
+def _read_message(fd: int) -> dict | None:
+    """One length-prefixed JSON message from the server on the control pipe (None at its end)."""
+    head = linux.read_exact(fd, 4)
+    if head is None:
+        return None
+    body = linux.read_exact(fd, int.from_bytes(head, "big"))
+    return json.loads(body) if body is not None else None
 
 
 
@@ -249,7 +362,7 @@ def cpu_limit(lim: dict) -> int:
     return max(1, int(cpu) if cpu is not None else int(float(lim.get("timeout_s", 10.0))) + 1)
 
 
-def _limits(lim: dict) -> None:
+def _limits(lim: dict, image_kb: int) -> None:
     cpu = cpu_limit(lim)
     used = resource.getrusage(resource.RUSAGE_SELF)
     spent = int(used.ru_utime + used.ru_stime)  # seconds this child spent before the program
@@ -259,7 +372,7 @@ def _limits(lim: dict) -> None:
     nofile = int(lim.get("nofile", 256))
     resource.setrlimit(resource.RLIMIT_CPU, (spent + cpu, spent + cpu + 1))
     # the address space the program may add on top of the pre-imported solvers
-    vm = (_status_kb("VmSize") << 10) + (mem_mb << 20)
+    vm = (image_kb << 10) + (mem_mb << 20)
     resource.setrlimit(resource.RLIMIT_AS, (vm, vm))
     resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
     resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
@@ -342,14 +455,15 @@ def _hide_solvergym(cfg: dict) -> None:
 
 # ----------------------------------------------------------------------------- the program
 def run_program(job: list) -> None:
-    """Run a child's program as ``__main__`` with the capture armed; never returns.
+    """Wait for the child's program, then run it as ``__main__`` with the capture armed; never
+    returns.
 
-    ``job`` is emptied first, so no frame below the program holds the capture or the secret."""
-    import builtins
-    import linecache
-    import types
-
-    code, workdir, capture, secret = job
+    Everything that does not need the program (the zygote's frames unwound, the standard streams,
+    ``__main__``) is done before it is read, while the child waits; once it arrives, its limits,
+    Landlock and seccomp go on, the sandbox's modules are dropped from ``sys.modules``, and the
+    capture is armed with the run's secret. ``job`` is emptied first and the request deleted, so
+    no frame below the program holds the secret."""
+    workdir, capture, landlock, seccomp = job
     job.clear()
     sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
                                   errors="backslashreplace", line_buffering=True)
@@ -362,6 +476,27 @@ def run_program(job: list) -> None:
     main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
     filename = "<tool_call>"
+    image_kb = _status_kb("VmSize")
+    try:
+        req = _read_message(REPORT_FD + 1)
+        os.close(REPORT_FD + 1)
+        if req is None:  # the server discarded this child
+            os._exit(0)
+        _limits(req.get("limits") or {}, image_kb)
+        if landlock:
+            linux.apply_landlock(workdir, landlock)
+        if seccomp is not None:
+            seccomp.load()
+    except BaseException as e:
+        _setup_failed(e)
+    del landlock, seccomp
+    # the instrumentation modules must not be found by name (see instrument.py, "Trust"). By
+    # name, not by a scan: iterating sys.modules writes the refcount of every module name, a
+    # copy-on-write fault per page (~700 of them, 3.5 ms per program)
+    for name in SANDBOX_MODULES:
+        sys.modules.pop(name, None)
+    code, secret = str(req.get("code", "")), str(req.get("secret", ""))
+    del req
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     capture.begin(REPORT_FD, secret)
     del secret

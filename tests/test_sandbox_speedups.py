@@ -1,0 +1,157 @@
+"""What the sandbox does to be fast must change nothing a program sees or is paid for.
+
+Three things take work off a program's path (``docs/design.md``, "Sandbox"): a waiting child
+rehearses the optimisation libraries before its program arrives (``rehearse=``), the server
+answers once the program's output, record and exit status are final instead of after the kernel
+has freed its memory, and the zygote backs its image with huge pages while idle. Each test here
+runs real programs in a real pool; the first kind checks that a rehearsed child is a clean one,
+the second that an early answer is the answer the slow path gives.
+"""
+import os
+import time
+
+import pytest
+
+from solvergym.envs.opt.mps import read_mps
+from solvergym.envs.sandbox import REHEARSABLE, Limits, SandboxPool
+
+LIMITS = Limits(timeout_s=20.0)
+#: a small LP in each library, solved between two readings of the process's minor faults
+SOLVES = {
+    "gurobipy": """
+import gurobipy as gp
+m = gp.Model(); m.Params.OutputFlag = 0; m.Params.Threads = 1
+x = m.addVar(name="x"); y = m.addVar(name="y")
+m.addConstr(x + y <= 4); m.addConstr(x + 3 * y <= 6)
+m.setObjective(3 * x + 2 * y, gp.GRB.MAXIMIZE)
+m.optimize()
+""",
+    "highspy": """
+import highspy
+h = highspy.Highs(); h.setOptionValue("output_flag", False); h.setOptionValue("threads", 1)
+x = h.addVariable(lb=0); y = h.addVariable(lb=0)
+h.addConstr(x + y <= 4); h.addConstr(x + 3 * y <= 6)
+h.maximize(3 * x + 2 * y)
+""",
+    "ortools": """
+from ortools.linear_solver import pywraplp
+s = pywraplp.Solver.CreateSolver("GLOP")
+x = s.NumVar(0, s.infinity(), "x"); y = s.NumVar(0, s.infinity(), "y")
+s.Add(x + y <= 4); s.Add(x + 3 * y <= 6)
+s.Maximize(3 * x + 2 * y)
+s.Solve()
+""",
+}
+FAULTS = "import resource\n_f = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n{solve}\n" \
+         "print('faults', resource.getrusage(resource.RUSAGE_SELF).ru_minflt - _f)\n"
+
+
+@pytest.fixture(scope="module")
+def pool():
+    p = SandboxPool(1).start()  # one server: each request's child is the one the last prepared
+    yield p
+    p.close()
+
+
+def _rehearsed(pool, code: str):
+    """Run ``code`` in a child that had the time to rehearse every library."""
+    pool.run("pass", LIMITS, rehearse=REHEARSABLE)
+    time.sleep(1.0)  # the rehearsal takes ~20-50 ms of one core; a loaded machine may need more
+    return pool.run(code, LIMITS, rehearse=REHEARSABLE)
+
+
+def test_a_rehearsed_child_holds_nothing_of_the_rehearsal(pool):
+    r = _rehearsed(pool, "import os\nprint(sorted(os.listdir('.')))")
+    # no call, no optimum, no import, no output of the rehearsal; its exported models are gone
+    assert (r.status, r.stdout, r.stderr) == ("ok", "[]\n", "")
+    assert (r.solver_calls, r.n_solver_calls, r.solvers_imported, r.optimum, r.formula) == ([], 0, [], None, None)
+    # a printed objective is still not an optimum after a rehearsal
+    r = _rehearsed(pool, "print('Just print the best obj: 12.0')")
+    assert r.optimum is None and r.solver_calls == []
+
+
+@pytest.mark.parametrize("lib", REHEARSABLE)
+def test_a_rehearsed_child_captures_the_programs_own_solve(pool, lib):
+    r = _rehearsed(pool, SOLVES[lib])
+    assert r.status == "ok", r.stderr[-2000:]
+    opt = r.optimum
+    # the program's model (2 variables, 2 rows, max 12), not the rehearsal's (2 rows, a MIP of 7.5)
+    assert (opt["solver"], opt["status"], opt["sense"], opt["num_vars"], opt["num_constrs"]) == \
+        (lib, "optimal", "max", 2, 2)
+    assert abs(opt["objective"] - 12.0) < 1e-9 and (opt["num_int"], opt["num_bin"]) == (0, 0)
+    # the exported model is the program's: its right-hand sides 4 and 6, not the rehearsal's 4.5
+    model = read_mps(opt["mps"]).model
+    assert r.n_solver_calls == 1 and sorted(c.hi for c in model.constraints) == [4.0, 6.0]
+
+
+@pytest.mark.parametrize("lib", REHEARSABLE)
+def test_rehearsal_takes_the_first_solves_page_copies_off_the_path(pool, lib):
+    # Minor faults count the pages a process copies or maps on first touch (~5 us each on this
+    # machine): the work a rehearsal exists to do before the program arrives. A count, not a time.
+    code = FAULTS.format(solve=SOLVES[lib])
+    cold = pool.run("pass", LIMITS)  # the next child rehearses nothing
+    time.sleep(0.5)
+    cold = pool.run(code, LIMITS)
+    warm = _rehearsed(pool, code)
+    n_cold, n_warm = (int(r.stdout.split()[-1]) for r in (cold, warm))
+    assert cold.status == warm.status == "ok"
+    assert n_warm < 0.5 * n_cold, (lib, n_cold, n_warm)
+
+
+def test_highs_in_a_rehearsed_child_takes_the_programs_thread_setting(pool):
+    # the rehearsal stops HiGHS's scheduler (threads=1): a program asking for more, or for the
+    # default, starts its own instead of meeting "kNotset"
+    for threads in ("", 'h.setOptionValue("threads", 2)'):
+        code = SOLVES["highspy"].replace('h.setOptionValue("threads", 1)', threads)
+        r = _rehearsed(pool, code)
+        assert r.status == "ok" and r.optimum["status"] == "optimal", (threads, r.stderr[-1000:], r.optimum)
+
+
+def test_rehearse_takes_known_library_names(pool):
+    with pytest.raises(ValueError, match="cannot rehearse"):
+        pool.run("pass", LIMITS, rehearse=("z3",))
+    with pytest.raises(TypeError):
+        pool.run("pass", LIMITS, rehearse="gurobipy")
+
+
+# ----------------------------------------------------------------------------- the early answer
+@pytest.mark.parametrize("code, status, exit_code, stdout", [
+    ("print('a')", "ok", 0, "a\n"),
+    ("import sys\nprint('b')\nsys.exit(3)", "error", 3, "b\n"),
+    ("import os\nprint('c', flush=True)\nos._exit(5)", "error", 5, "c\n"),
+    ("import os\nos._exit(256 + 7)", "error", 7, ""),  # what the kernel keeps of it
+    ("print('d')\nraise KeyError('k')", "error", 1, "d\n"),
+    ("import os\nos._exit('no')", "error", 1, ""),  # a TypeError, as in any interpreter
+])
+def test_the_early_answer_has_the_kernels_exit_status(pool, code, status, exit_code, stdout):
+    r = pool.run(code, LIMITS)
+    assert (r.status, r.exit_code, r.signal, r.stdout) == (status, exit_code, None, stdout), r.stderr
+
+
+def test_the_early_answer_counts_the_programs_cpu_time(pool):
+    r = pool.run("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass", LIMITS)
+    assert r.status == "ok" and 0.3 <= r.cpu_s < 1.5, r.cpu_s
+
+
+def test_a_descendant_holding_the_output_is_still_waited_for(pool):
+    # the program exits at once; a child it forked writes on for a while: its output is part of
+    # the answer, which therefore cannot come before that child lets the pipe go (or is killed)
+    code = ("import os, time\nif os.fork() == 0:\n    time.sleep(0.02); print('late', flush=True); os._exit(0)\n"
+            "print('early', flush=True)")
+    r = pool.run(code, LIMITS)
+    assert r.status == "ok" and sorted(r.stdout.split()) == ["early", "late"]
+
+
+def test_a_program_is_gone_before_the_next_one_is_answered(pool):
+    # the answer may leave before the kernel has freed the program's memory, but the server
+    # takes the program down before it reads the next request
+    for _ in range(5):
+        a = pool.run("import os\nprint(os.getpid())", LIMITS)
+        b = pool.run("print(1)", LIMITS)
+        assert a.status == b.status == "ok"
+        assert not os.path.exists(f"/proc/{int(a.stdout)}")
+
+
+def test_huge_page_chunks_are_reported(pool):
+    # the image's private memory, in 2 MiB chunks the idle zygote backs with huge pages
+    assert pool._servers[0].hello["huge_page_chunks"] > 10
