@@ -342,10 +342,11 @@ def plot_latency(rows: list[dict], path: Path, note: str) -> None:
 
     libs = [r["library"] for r in rows]
     x = np.arange(len(libs))
-    w = 0.38
+    w = 0.27
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    for off, key, label, color in ((-w / 2, "sandbox", "SandboxPool (warm fork server)", "tab:blue"),
-                                   (w / 2, "fresh", "fresh interpreter (python -c)", "tab:orange")):
+    for off, key, label, color in ((-w, "sandbox", "SandboxPool, rehearsed (as SolverOR-v0 runs it)", "tab:blue"),
+                                   (0.0, "cold", "SandboxPool, unrehearsed", "tab:cyan"),
+                                   (w, "fresh", "fresh interpreter (python -c)", "tab:orange")):
         med = np.array([r[f"{key}_median_ms"] for r in rows])
         p95 = np.array([r[f"{key}_p95_ms"] for r in rows])
         ax.bar(x + off, med, w, label=label, color=color,
@@ -358,7 +359,7 @@ def plot_latency(rows: list[dict], path: Path, note: str) -> None:
     ax.set_ylabel("wall ms per program (bar: median, whisker: p95)")
     ax.set_title(f"oracle program of a small product_mix instance\n{note}", fontsize=9)
     ax.set_ylim(0, max(r["fresh_p95_ms"] for r in rows) * 1.25)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -13,10 +13,14 @@ import time
 import pytest
 
 from solvergym.envs.opt.mps import read_mps
-from solvergym.envs.sandbox import REHEARSABLE, Limits, SandboxPool
+from solvergym.envs.sandbox import REHEARSABLE, SOLVER_FAMILIES, Limits, SandboxPool
+from solvergym.envs.sat.decision import decision_instance
+from solvergym.envs.sat.programs import cnf_program
 
 LIMITS = Limits(timeout_s=20.0)
-#: a small LP in each library, solved between two readings of the process's minor faults
+OPTIMISERS = ("gurobipy", "highspy", "ortools")
+CNF = decision_instance([3, 2, 2], 8, 0, satisfiable=True)  # variables x(i,j,k), not the rehearsal's a, b, c
+#: a small LP in each optimisation library, solved between two readings of the minor faults
 SOLVES = {
     "gurobipy": """
 import gurobipy as gp
@@ -42,6 +46,9 @@ s.Maximize(3 * x + 2 * y)
 s.Solve()
 """,
 }
+#: the SAT-RL oracle's program for each solver family (OR-Tools: CP-SAT)
+CNF_PROGRAMS = {s: cnf_program(s, CNF.clauses, CNF.variables) for s in SOLVER_FAMILIES}
+PROGRAMS = {**CNF_PROGRAMS, **SOLVES}  # one per rehearsable library (OR-Tools: the LP)
 FAULTS = "import resource\n_f = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n{solve}\n" \
          "print('faults', resource.getrusage(resource.RUSAGE_SELF).ru_minflt - _f)\n"
 
@@ -70,7 +77,7 @@ def test_a_rehearsed_child_holds_nothing_of_the_rehearsal(pool):
     assert r.optimum is None and r.solver_calls == []
 
 
-@pytest.mark.parametrize("lib", REHEARSABLE)
+@pytest.mark.parametrize("lib", OPTIMISERS)
 def test_a_rehearsed_child_captures_the_programs_own_solve(pool, lib):
     r = _rehearsed(pool, SOLVES[lib])
     assert r.status == "ok", r.stderr[-2000:]
@@ -84,11 +91,22 @@ def test_a_rehearsed_child_captures_the_programs_own_solve(pool, lib):
     assert r.n_solver_calls == 1 and sorted(c.hi for c in model.constraints) == [4.0, 6.0]
 
 
+@pytest.mark.parametrize("family", SOLVER_FAMILIES)
+def test_a_rehearsed_child_captures_the_programs_own_formula(pool, family):
+    r = _rehearsed(pool, CNF_PROGRAMS[family])
+    assert r.status == "ok" and r.stdout.startswith("sat"), (r.stdout, r.stderr[-1000:])
+    assert len(r.solver_calls) == 1 and r.solver_calls[0][0] == family
+    # CP-SAT's solve is an optimum too: the program's 8 clauses, not the rehearsal's 3 and a row
+    assert r.optimum is None if family != "ortools" else r.optimum["num_gen_constrs"] == len(CNF.clauses) == 8
+    text = str(r.formula)
+    assert "x_0_0_0" in text and "'a'" not in text and '"a"' not in text and "(declare-fun a " not in text
+
+
 @pytest.mark.parametrize("lib", REHEARSABLE)
 def test_rehearsal_takes_the_first_solves_page_copies_off_the_path(pool, lib):
     # Minor faults count the pages a process copies or maps on first touch (~5 us each on this
     # machine): the work a rehearsal exists to do before the program arrives. A count, not a time.
-    code = FAULTS.format(solve=SOLVES[lib])
+    code = FAULTS.format(solve=PROGRAMS[lib])
     cold = pool.run("pass", LIMITS)  # the next child rehearses nothing
     time.sleep(0.5)
     cold = pool.run(code, LIMITS)
@@ -109,7 +127,7 @@ def test_highs_in_a_rehearsed_child_takes_the_programs_thread_setting(pool):
 
 def test_rehearse_takes_known_library_names(pool):
     with pytest.raises(ValueError, match="cannot rehearse"):
-        pool.run("pass", LIMITS, rehearse=("z3",))
+        pool.run("pass", LIMITS, rehearse=("cplex",))
     with pytest.raises(TypeError):
         pool.run("pass", LIMITS, rehearse="gurobipy")
 

@@ -350,7 +350,9 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
                 release_default_pool()
             self._pool = acquire_default_pool()
         try:
-            result = self._pool.run(code, self.limits, rehearse=self.problem.rehearse)
+            # the next child rehearses the solver this episode asks for (its next program's)
+            rehearse = (self.instance.solver,) if self.instance is not None and self.instance.solver else ()
+            result = self._pool.run(code, self.limits, rehearse=rehearse or self.problem.rehearse)
         except SandboxError as e:  # no sandbox at all: the tool call fails, the episode goes on
             result = SandboxResult.failure("killed", f"the sandbox is unavailable: {e}")
         self._last_tool = result

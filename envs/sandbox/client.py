@@ -546,12 +546,13 @@ class SandboxPool:
     def run(self, code: str, limits: Limits | None = None, rehearse: Sequence[str] = ()) -> SandboxResult:
         """Run one program and return its typed result (never raises for the program's sake).
 
-        ``rehearse``: optimisation libraries (:data:`REHEARSABLE`) the server's next waiting child
+        ``rehearse``: solver libraries (:data:`REHEARSABLE`) the server's next waiting child
         solves a tiny model with, through the capture, before its program arrives and only while
         none is waiting: a program's first solve in a fresh child pays for copying the pages of
-        the shared image it writes, which the rehearsal pays off the latency path (a small
-        gurobipy program, 2 cores: ~7 ms -> ~2 ms). Name the libraries the next programs are
-        likely to use (``SolverOR-v0`` names all three); the default rehearses nothing."""
+        the shared image it writes (~200-1,000 faults), which the rehearsal pays off the latency
+        path (a small gurobipy program, 2 cores: ~14 -> ~7 ms). Name the libraries the next
+        programs are likely to use (``SolverOR-v0`` names its three, ``SolverTool-v0`` the
+        episode's solver); the default rehearses nothing."""
         if not isinstance(code, str):
             raise TypeError(f"code must be a str, got {type(code).__name__}")
         rehearse = _rehearsal(rehearse)
@@ -592,8 +593,9 @@ class SandboxPool:
             return self._executor
 
 
-#: what :meth:`SandboxPool.run` can rehearse (zygote.REHEARSALS)
-REHEARSABLE = ("gurobipy", "highspy", "ortools")
+#: what :meth:`SandboxPool.run` can rehearse (zygote.REHEARSALS): the solver families and the
+#: optimisation libraries
+REHEARSABLE = (*SOLVER_FAMILIES, "gurobipy", "highspy")
 
 
 def _rehearsal(names: Sequence[str]) -> tuple[str, ...]:

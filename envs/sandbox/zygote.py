@@ -236,18 +236,21 @@ class Zygote:
 
     def _rehearse(self, libraries: list[str], workdir: str, ctl: int) -> None:
         """Solve a tiny model with each of ``libraries`` (:data:`REHEARSALS`), through the
-        capture and its export, while no program is waiting; then forget what the capture saw.
+        capture (and its MPS export), while no program is waiting; then forget what the capture
+        saw.
 
         A program's first solve in a fresh child is slow for reasons that have nothing to do
         with its model: each page of the shared image the solver and the capture write to is
-        copied on that first write (a fault, ~5 us each here), and ~500-800 of them are; the
-        libraries' lazily built tables and caches are built. The rehearsal pays that before
-        the program arrives: measured on 2 cores, a small gurobipy program's solve goes from
-        ~7 to ~2 ms and its faults from ~800 to ~100 (benchmarks/or_modelling.py). It runs
-        only while the control pipe is empty (checked before each library), so a program that
-        is already waiting starts at once, unrehearsed; its output goes to /dev/null, and HiGHS's
-        worker threads are stopped afterwards. Nothing of a program is involved: the models are
-        fixed text here, and the child is the program's own, forked from the clean image."""
+        copied on that first write (a fault, ~5 us each on this VM), and 180-1,000 of them are;
+        the libraries' lazily built tables and caches are built. The rehearsal pays that before
+        the program arrives: the first solve's faults drop to 8-120 (z3 758 -> 37, pysmt
+        1030 -> 41, gurobipy 840 -> 39, highspy 651 -> 123: ``tests/test_sandbox_speedups.py``),
+        a small gurobipy program from ~14 to ~7 ms end to end (``benchmarks/or_modelling.py``).
+        It runs only while the control pipe is empty (checked before each library), so a
+        program that is already waiting starts at once, unrehearsed; its output goes to
+        /dev/null, and HiGHS's worker threads are stopped afterwards. Nothing of a program is
+        involved: the models are fixed text here, and the child is the program's own, forked
+        from the clean image."""
         if not libraries:
             return
         saved = os.dup(1), os.dup(2)
@@ -275,8 +278,40 @@ class Zygote:
                 os.close(fd)
 
 
-#: tiny models, an LP and a MIP, for each optimisation library a waiting child can rehearse
+#: tiny models for each solver library a waiting child can rehearse: an LP and a MIP for the
+#: optimisation libraries (OR-Tools: also CP-SAT), a small satisfiable CNF checked and its model
+#: read for the SAT ones, as the SAT-RL programs do
 REHEARSALS = {
+    "z3": """import z3
+a, b, c = z3.Bools("a b c")
+s = z3.Solver()
+s.add(z3.Or(a, z3.Not(b)), z3.Or(b, c), z3.Or(z3.Not(a), z3.Not(c)))
+if s.check() == z3.sat:
+    m = s.model()
+    [z3.is_true(m.eval(v, model_completion=True)) for v in (a, b, c)]
+""",
+    "pysmt": """from pysmt.shortcuts import Symbol, Or, Not, And, Solver
+from pysmt.typing import BOOL
+a, b, c = (Symbol(n, BOOL) for n in "abc")
+with Solver(name="z3") as s:
+    s.add_assertion(And(Or(a, Not(b)), Or(b, c), Or(Not(a), Not(c))))
+    if s.solve():
+        [s.get_value(v).is_true() for v in (a, b, c)]
+""",
+    "python-sat": """from pysat.formula import CNF, IDPool
+from pysat.solvers import Solver
+pool = IDPool()
+a, b, c = (pool.id(n) for n in "abc")
+with Solver(name="g3", bootstrap_with=CNF(from_clauses=[[a, -b], [b, c], [-a, -c]]).clauses) as s:
+    if s.solve():
+        s.get_model()
+""",
+    "sympy": """from sympy import symbols
+from sympy.logic.boolalg import And, Or, Not
+from sympy.logic.inference import satisfiable
+a, b, c = symbols("a b c")
+satisfiable(And(Or(a, Not(b)), Or(b, c), Or(Not(a), Not(c))))
+""",
     "gurobipy": """import gurobipy as gp
 env = gp.Env(empty=True)
 env.setParam("OutputFlag", 0)
@@ -327,6 +362,19 @@ for backend in ("GLOP", "SCIP"):
     solver.Maximize(3.0 * x + 2.0 * y)
     if solver.Solve() == pywraplp.Solver.OPTIMAL:
         solver.Objective().Value()
+from ortools.sat.python import cp_model
+m = cp_model.CpModel()
+a, b, c = (m.NewBoolVar(n) for n in "abc")
+m.AddBoolOr([a, b.Not()]); m.AddBoolOr([b, c]); m.AddBoolOr([a.Not(), c.Not()])
+x = m.NewIntVar(0, 10, "x")
+m.Add(2 * x <= 7)
+m.Maximize(x)
+s = cp_model.CpSolver()
+s.parameters.num_workers = 1
+s.parameters.max_time_in_seconds = 10.0
+if s.Solve(m) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    [s.BooleanValue(v) for v in (a, b, c)]
+    s.ObjectiveValue()
 """,
 }
 
