@@ -1,4 +1,4 @@
-"""The ``solvergym`` command line: list, sample, dataset, demo."""
+"""The ``solvergym`` command line: list, sample, dataset, demo, train, sft, plot, check-trace, eval."""
 from __future__ import annotations
 
 import argparse
@@ -14,6 +14,7 @@ from .algorithms.config import make_config
 from .benchmarks.evaluate import format_table, run_episodes
 from .benchmarks.plots import plot_run
 from .cli_check_trace import add_cli as add_check_trace
+from .cli_eval import add_cli as add_eval
 from .envs.sat.datasets import build_sat_bench, build_saturn_2_6k
 from .agents.sft_data import build_sat_rl_sft
 from .agents.or_sft import build_or_sft
@@ -212,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     pl.set_defaults(fn=cmd_plot)
 
     add_check_trace(sub)
+    add_eval(sub)
 
     args = p.parse_args(argv)
     return args.fn(args)

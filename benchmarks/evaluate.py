@@ -1,7 +1,7 @@
 """Evaluation harness: run an agent over episodes of a registered env and summarise the rewards.
 
-``pass@k`` (SATURN §3.2, the unbiased estimator of Chen et al.) is here too, for evaluations
-that sample several answers per instance.
+For several samples per instance, pass@k and the rest, by level and resumable, see
+``solvergym eval`` (``solvergym.evaluation``); ``pass_at_k`` is re-exported from there.
 """
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from typing import Any
 
 import gymnasium as gym
 from tqdm import tqdm
+
+from ..evaluation.metrics import pass_at_k
 
 __all__ = ["EpisodeStats", "run_episodes", "pass_at_k", "format_table"]
 
@@ -54,15 +56,6 @@ def run_episodes(env_id: str, agent, episodes: int = 100, *, seed: int = 0, env_
     env.close()
     return EpisodeStats(env_id, agent.name, episodes, total / episodes, solved / episodes, failures / episodes,
                         episodes / dt if dt > 0 else math.inf, {k: v / episodes for k, v in comp.items()})
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Unbiased pass@k from ``n`` samples of which ``c`` are correct: ``1 - C(n-c, k) / C(n, k)``."""
-    if not 0 <= c <= n or not 1 <= k <= n:
-        raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
-    if n - c < k:
-        return 1.0
-    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
 def format_table(rows: list[dict[str, Any]], columns: list[tuple[str, str, str]]) -> str:

@@ -1,0 +1,64 @@
+"""``solvergym eval``: an agent over an env's instances, n samples each, into a resumable run
+directory and a report (``solvergym.evaluation``)."""
+from __future__ import annotations
+
+import json
+
+from .evaluation import EvalConfig, run_eval, write_report
+from .kv import parse_kv
+from .registry import env_ids
+
+__all__ = ["add_cli"]
+
+
+def _ints(text: str, flag: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise SystemExit(f"{flag}: expected comma-separated integers, got {text!r}") from None
+
+
+def cmd_eval(args) -> int:
+    if args.env not in env_ids():
+        raise SystemExit(f"--env: unknown env {args.env!r}; known: {', '.join(env_ids())}")
+    try:
+        env_kwargs = parse_kv(args.kwargs)
+        cfg = EvalConfig(env_id=args.env, agent=args.agent, env_kwargs=env_kwargs, dataset=args.dataset,
+                         instances=args.instances, instance_seed=args.instance_seed, n_samples=args.n_samples,
+                         seeds=_ints(args.seeds, "--seeds"), ks=_ints(args.k, "--k"), temperature=args.temperature,
+                         max_new_tokens=args.max_new_tokens, batch_instances=args.batch_instances,
+                         workers=args.workers)
+        run = run_eval(cfg, args.out, progress=not args.no_progress)
+    except (ValueError, TypeError) as e:
+        raise SystemExit(f"solvergym eval: {e}") from None
+    rep = write_report(run, png=not args.no_plot)
+    print((run / "report.md").read_text())
+    print(f"wrote {run / 'records.jsonl'}, {run / 'report.md'}, {run / 'report.json'}"
+          + ("" if args.no_plot else f", {run / 'report.png'}"))
+    if args.json:
+        print(json.dumps(rep["overall"]["metrics"], indent=2))
+    return 0
+
+
+def add_cli(sub) -> None:
+    e = sub.add_parser("eval", help="evaluate an agent: pass@k / avg@k / maj@k per level, resumable (JSONL + report)")
+    e.add_argument("--env", required=True, help="a registered env id")
+    e.add_argument("--kwargs", nargs="*", metavar="KEY=VALUE", help="env kwargs, e.g. n=3 k=5 l=5 or a JSON object")
+    e.add_argument("--agent", required=True,
+                   help="oracle, random, hf:default | hf:PATH, vllm:PATH, openai:URL#MODEL, or MODULE:NAME")
+    e.add_argument("--dataset", default=None, help="a JSONL file of instances, or a directory of them")
+    e.add_argument("--instances", type=int, default=100, help="generated instances (without --dataset)")
+    e.add_argument("--instance-seed", type=int, default=0, help="instance i is reset(seed=instance_seed + i)")
+    e.add_argument("--n-samples", type=int, default=1, help="samples per instance and seed (n of pass@k)")
+    e.add_argument("--k", default="1", help="comma-separated k of pass@k, avg@k, maj@k, pass^k (each <= n)")
+    e.add_argument("--seeds", default="0", help="comma-separated evaluation seeds (mean ± std over them)")
+    e.add_argument("--temperature", type=float, default=None, help="model agents (0: greedy)")
+    e.add_argument("--max-new-tokens", type=int, default=256)
+    e.add_argument("--batch-instances", type=int, default=16, help="instances per batch (x n samples)")
+    e.add_argument("--workers", type=int, default=1,
+                   help="threads stepping a batch's envs (only for envs whose step is thread-safe: not the Z3-backed ones)")
+    e.add_argument("--out", required=True, help="the run directory (an existing one is resumed)")
+    e.add_argument("--no-progress", action="store_true")
+    e.add_argument("--no-plot", action="store_true")
+    e.add_argument("--json", action="store_true", help="also print the overall metrics as JSON")
+    e.set_defaults(fn=cmd_eval)

@@ -1,0 +1,231 @@
+"""The report of an evaluation run, from its records alone: Markdown, JSON and a PNG.
+
+Per evaluation seed, every instance's ``n`` samples give pass@k, pass^k, avg@k and maj@k
+(``metrics.py``); a seed's value is the mean over its instances, and the report gives the mean
+and standard deviation over seeds (SAT-RL Table 4) and, over instances, the standard error. The
+same table is broken down by level: the instance's ``difficulty`` (the env's knobs for it) and,
+for a dataset, the file it came from. Every table says n, the seeds, the temperature and the
+env's settings it was run with. Rates beside the metrics: format errors (an action the env could
+not parse), truncated episodes (out of turns), and the mean reward and its components.
+
+Where the instances carry SATURN's difficulty ``D`` (``SolverSAT-v0``), the report fits the
+per-level pass@1 against D by least squares (SATURN Fig. 3 / Table 7: accuracy falls linearly in
+D) and gives the slope, intercept and R^2.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from .metrics import avg_at_k, maj_at_k, mean_std, pass_at_k, pass_hat_k, standard_error, vote_key
+from .runner import CONFIG, load_records
+
+__all__ = ["build_report", "write_report", "linear_fit"]
+
+
+def _key(d: Any) -> str:
+    return json.dumps(d, sort_keys=True, default=str)
+
+
+def _per_instance(records: list[dict]) -> dict[tuple[int, int], list[dict]]:
+    by: dict[tuple[int, int], list[dict]] = defaultdict(list)
+    for r in records:
+        by[(r["seed"], r["instance"])].append(r)
+    for rs in by.values():
+        rs.sort(key=lambda r: r["sample"])
+    return by
+
+
+def _metrics(groups: dict[tuple[int, int], list[dict]], ks: list[int], seeds: list[int]) -> dict[str, Any]:
+    """Mean over instances per seed, then mean ± std over seeds, of every metric at every k."""
+    out: dict[str, Any] = {}
+    per_seed: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for (seed, _), rs in groups.items():
+        correct = [bool(r["correct"]) for r in rs]
+        n, c = len(correct), sum(correct)
+        answers = [vote_key(r["info"].get("answer")) for r in rs]
+        for k in ks:
+            if k > n:
+                continue
+            per_seed[f"pass@{k}"][seed].append(pass_at_k(n, c, k))
+            per_seed[f"pass^{k}"][seed].append(pass_hat_k(n, c, k))
+            per_seed[f"avg@{k}"][seed].append(avg_at_k(correct, k))
+            m = maj_at_k(answers, correct, k)
+            if m is not None:
+                per_seed[f"maj@{k}"][seed].append(m)
+    for name, by_seed in per_seed.items():
+        means = [sum(v) / len(v) for s, v in sorted(by_seed.items()) if v]
+        mean, std = mean_std(means)
+        pooled = [x for s in sorted(by_seed) for x in by_seed[s]]
+        out[name] = {"mean": mean, "std_over_seeds": std, "se_over_instances": standard_error(pooled),
+                     "per_seed": {str(s): sum(v) / len(v) for s, v in sorted(by_seed.items())}, "instances": len(pooled)}
+    return out
+
+
+def _rates(records: list[dict]) -> dict[str, Any]:
+    n = len(records)
+    comps: dict[str, float] = defaultdict(float)
+    for r in records:
+        for k, v in r["components"].items():
+            comps[k] += v
+    return {"episodes": n, "accuracy": sum(r["correct"] for r in records) / n,
+            "format_error_rate": sum(r["format_error"] for r in records) / n,
+            "truncation_rate": sum(r["truncated"] for r in records) / n,
+            "mean_reward": sum(r["reward"] for r in records) / n,
+            "mean_turns": sum(r["turns"] for r in records) / n,
+            "components": {k: v / n for k, v in sorted(comps.items())}}
+
+
+def linear_fit(xs: list[float], ys: list[float]) -> dict[str, float] | None:
+    """Least-squares ``y = slope * x + intercept`` and R^2 (``None`` for fewer than two distinct x)."""
+    if len(xs) < 2 or len(set(xs)) < 2:
+        return None
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    slope = sxy / sxx
+    intercept = my - slope * mx
+    ss_tot = sum((y - my) ** 2 for y in ys)
+    ss_res = sum((y - (slope * x + intercept)) ** 2 for x, y in zip(xs, ys))
+    return {"slope": slope, "intercept": intercept, "r2": 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0}
+
+
+def build_report(run_dir: str | Path) -> dict[str, Any]:
+    """Everything the report says, as JSON-ready data."""
+    run_dir = Path(run_dir)
+    meta = json.loads((run_dir / CONFIG).read_text())["config"]
+    records = load_records(run_dir)
+    if not records:
+        raise ValueError(f"{run_dir} has no records yet")
+    ks, seeds = meta["ks"], meta["seeds"]
+    groups = _per_instance(records)
+    report: dict[str, Any] = {
+        "env_id": meta["env_id"], "env_kwargs": meta["env_kwargs"], "agent": meta["agent"],
+        "dataset": meta["dataset"], "n_samples": meta["n_samples"], "seeds": seeds, "ks": ks,
+        "temperature": meta["temperature"], "instances": len({i for _, i in groups}),
+        "overall": {**_rates(records), "metrics": _metrics(groups, ks, seeds)},
+    }
+    levels: dict[str, dict] = {}
+    for (seed, i), rs in groups.items():
+        r0 = rs[0]
+        label = _key({"source": r0["source"], **(r0["difficulty"] or {})} if r0["source"] else (r0["difficulty"] or {}))
+        lv = levels.setdefault(label, {"groups": {}, "records": [], "D": []})
+        lv["groups"][(seed, i)] = rs
+        lv["records"] += rs
+        if "D" in r0["level"]:
+            lv["D"].append(r0["level"]["D"])
+    report["levels"] = []
+    for label, lv in sorted(levels.items()):
+        row = {"level": json.loads(label), "instances": len({i for _, i in lv["groups"]}), **_rates(lv["records"]),
+               "metrics": _metrics(lv["groups"], ks, seeds)}
+        if lv["D"]:
+            row["D"] = sum(lv["D"]) / len(lv["D"])
+        report["levels"].append(row)
+    with_d = [row for row in report["levels"] if "D" in row]
+    if len(with_d) >= 2:
+        report["accuracy_vs_D"] = linear_fit([row["D"] for row in with_d],
+                                             [row["metrics"]["pass@1"]["mean"] for row in with_d])
+    return report
+
+
+def _fmt(m: dict | None) -> str:
+    if m is None:
+        return "-"
+    s = f"{m['mean']:.3f}"
+    if len(m["per_seed"]) > 1:
+        s += f" ± {m['std_over_seeds']:.3f}"
+    return s
+
+
+def _level_text(level: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in level.items()) or "all"
+
+
+def to_markdown(rep: dict[str, Any]) -> str:
+    ks = rep["ks"]
+    names = [f"pass@{k}" for k in ks] + [f"avg@{ks[-1]}", f"maj@{ks[-1]}", f"pass^{ks[-1]}"]
+    lines = [f"# {rep['env_id']} / {rep['agent']}", "",
+             f"n = {rep['n_samples']} samples per instance, {rep['instances']} instances, seeds {rep['seeds']}, "
+             f"temperature {rep['temperature'] if rep['temperature'] is not None else 'default'}"
+             + (f", dataset {rep['dataset']}" if rep["dataset"] else "")
+             + (f", env settings {json.dumps(rep['env_kwargs'], sort_keys=True)}" if rep["env_kwargs"] else ""),
+             "", "Values: mean over instances" + (" (± std over seeds)" if len(rep["seeds"]) > 1 else "")
+             + "; unbiased estimators over the n samples.", ""]
+    header = ["level", "instances"] + names + ["format err", "truncated", "reward"]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+
+    def row(label, block, instances):
+        m = block["metrics"]
+        cells = [label, str(instances)] + [_fmt(m.get(n)) for n in names] + [
+            f"{block['format_error_rate']:.1%}", f"{block['truncation_rate']:.1%}", f"{block['mean_reward']:.3f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+
+    row("**all**", rep["overall"], rep["instances"])
+    for lv in rep["levels"]:
+        label = _level_text(lv["level"]) + (f" (D={lv['D']:.2f})" if "D" in lv else "")
+        row(label, lv, lv["instances"])
+    fit = rep.get("accuracy_vs_D")
+    if fit:
+        lines += ["", f"pass@1 vs D (least squares over levels): slope {fit['slope']:.4f}, intercept "
+                      f"{fit['intercept']:.3f}, R² {fit['r2']:.3f}"]
+    comps = rep["overall"]["components"]
+    if comps:
+        lines += ["", "Mean reward components: " + ", ".join(f"{k} {v:.3f}" for k, v in comps.items())]
+    return "\n".join(lines) + "\n"
+
+
+def plot(rep: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    ks = rep["ks"]
+    m = rep["overall"]["metrics"]
+    for name, style in (("pass@", "o-"), ("pass^", "s--")):
+        ys = [m[f"{name}{k}"]["mean"] for k in ks]
+        err = [m[f"{name}{k}"]["std_over_seeds"] for k in ks]
+        axes[0].errorbar(ks, ys, yerr=err, fmt=style, capsize=3, label=f"{name}k")
+    axes[0].set_xlabel("k")
+    axes[0].set_ylabel("mean over instances")
+    axes[0].set_ylim(-0.02, 1.02)
+    axes[0].set_title(f"{rep['env_id']} / {rep['agent']} (n={rep['n_samples']})", fontsize=9)
+    axes[0].legend(fontsize=8)
+    levels = rep["levels"]
+    with_d = [lv for lv in levels if "D" in lv]
+    if with_d:
+        xs = [lv["D"] for lv in with_d]
+        ys = [lv["metrics"]["pass@1"]["mean"] for lv in with_d]
+        axes[1].plot(xs, ys, "o", label="levels")
+        fit = rep.get("accuracy_vs_D")
+        if fit:
+            lo, hi = min(xs), max(xs)
+            axes[1].plot([lo, hi], [fit["slope"] * lo + fit["intercept"], fit["slope"] * hi + fit["intercept"]],
+                         "-", label=f"fit, R²={fit['r2']:.2f}")
+        axes[1].set_xlabel("D(n, k, l)")
+        axes[1].legend(fontsize=8)
+    else:
+        labels = [_level_text(lv["level"])[:28] for lv in levels]
+        axes[1].barh(range(len(levels)), [lv["metrics"]["pass@1"]["mean"] for lv in levels])
+        axes[1].set_yticks(range(len(levels)), labels, fontsize=7)
+        axes[1].set_xlim(0, 1)
+        axes[1].set_xlabel("pass@1")
+    axes[1].set_title("pass@1 by level", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_report(run_dir: str | Path, *, png: bool = True) -> dict[str, Any]:
+    """Write ``report.json``, ``report.md`` (and ``report.png``) into the run directory."""
+    run_dir = Path(run_dir)
+    rep = build_report(run_dir)
+    (run_dir / "report.json").write_text(json.dumps(rep, indent=2, sort_keys=True, default=str) + "\n")
+    (run_dir / "report.md").write_text(to_markdown(rep))
+    if png:
+        plot(rep, run_dir / "report.png")
+    return rep
+

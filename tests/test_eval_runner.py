@@ -1,0 +1,117 @@
+"""``solvergym eval`` end to end: real envs, real scripted agents, real run directories."""
+import json
+import math
+
+import pytest
+
+from solvergym.cli import main
+from solvergym.evaluation import EvalConfig, load_records, run_eval, write_report
+from solvergym.evaluation import runner as runner_module
+from solvergym.evaluation.agents import make_agent
+from solvergym.registry import env_ids
+
+
+@pytest.mark.parametrize("env_id", env_ids())
+def test_the_oracle_passes_every_registered_env(env_id, tmp_path):
+    cfg = EvalConfig(env_id, agent="oracle", instances=2, n_samples=2, ks=[1, 2], batch_instances=2)
+    rep = write_report(run_eval(cfg, tmp_path / "run", progress=False), png=False)
+    m = rep["overall"]["metrics"]
+    assert m["pass@1"]["mean"] == m["pass@2"]["mean"] == m["pass^2"]["mean"] == 1.0, rep["overall"]
+    assert rep["overall"]["format_error_rate"] == 0.0 and rep["instances"] == 2
+    records = load_records(tmp_path / "run")
+    assert len(records) == 4 and all(r["correct"] for r in records)
+    # both samples of an instance were posed the same instance
+    assert records[0]["instance_id"] == records[1]["instance_id"] != records[2]["instance_id"]
+
+
+def test_random_on_sat_measures_the_chance_level(tmp_path):
+    # what the harness reports for a uniformly random answer must be what chance_success says a
+    # random answer earns: a check that it measures what it claims
+    cfg = EvalConfig("SolverSAT-v0", agent="random", instances=300, n_samples=1, batch_instances=50)
+    run = run_eval(cfg, tmp_path / "run", progress=False)
+    rep = write_report(run, png=False)
+    records = load_records(run)
+    chance = sum(r["level"]["chance_success"] for r in records) / len(records)
+    got = rep["overall"]["metrics"]["avg@1"]
+    se = got["se_over_instances"]
+    assert 0 < se < 0.05 and abs(got["mean"] - chance) < 3 * se, (got, chance)
+
+
+class _Killed(Exception):
+    pass
+
+
+def test_a_killed_run_resumed_is_the_uninterrupted_run(tmp_path, monkeypatch):
+    cfg = EvalConfig("SolverSAT-v0", agent="random", instances=12, n_samples=3, ks=[1, 3], seeds=[0, 1],
+                     batch_instances=4)
+    whole = run_eval(cfg, tmp_path / "whole", progress=False)
+    # the same run killed after three of its six batches, with half a record written
+    real = runner_module._run_batch
+    calls = []
+
+    def dying(*a, **kw):
+        if len(calls) == 3:
+            raise _Killed()
+        calls.append(1)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(runner_module, "_run_batch", dying)
+    with pytest.raises(_Killed):
+        run_eval(cfg, tmp_path / "cut", progress=False)
+    with open(tmp_path / "cut" / "records.jsonl", "a") as f:
+        f.write('{"seed": 1, "instance": 0, "sam')
+    assert len(load_records(tmp_path / "cut")) == 3 * 4 * 3
+    monkeypatch.setattr(runner_module, "_run_batch", real)
+    cut = run_eval(cfg, tmp_path / "cut", progress=False)
+    assert (cut / "records.jsonl").read_bytes() == (whole / "records.jsonl").read_bytes()
+    assert write_report(cut, png=False) == write_report(whole, png=False)
+    # a run directory is resumed only with its own configuration
+    with pytest.raises(ValueError, match="another configuration"):
+        run_eval(EvalConfig("SolverSAT-v0", agent="oracle", instances=12, n_samples=3, ks=[1, 3], seeds=[0, 1]),
+                 tmp_path / "cut", progress=False)
+
+
+def test_levels_and_the_fit_against_d(tmp_path):
+    # two SAT levels: the report has a row for each, with its D, and a fit of pass@1 against D
+    rows = []
+    for n, k, l in ((3, 5, 5), (3, 6, 12)):
+        cfg = EvalConfig("SolverSAT-v0", agent="random", instances=8, n_samples=2, ks=[1, 2],
+                         env_kwargs={"n": n, "k": k, "l": l}, batch_instances=8)
+        rows.append(write_report(run_eval(cfg, tmp_path / f"{k}-{l}", progress=False), png=False))
+    for rep, (k, l) in zip(rows, ((5, 5), (6, 12))):
+        (level,) = rep["levels"]
+        assert level["level"] == {"n": 3, "k": k, "l": l} and level["instances"] == 8 and level["D"] > 0
+    assert rows[0]["levels"][0]["D"] < rows[1]["levels"][0]["D"]
+
+
+def test_agent_specs():
+    assert make_agent("oracle").name == "oracle" and make_agent("random").name == "random"
+    user = make_agent("solvergym.agents.scripted:OracleAgent")  # a class: called to build the agent
+    assert user.name == "oracle"
+    for bad in ("", "nope", "no_such_module:Agent", "solvergym.agents.scripted:nothing", "openai:http://x"):
+        with pytest.raises(ValueError):
+            make_agent(bad)
+    with pytest.raises(TypeError):
+        make_agent("math:pi")  # a float has no act()
+
+
+def test_eval_config_is_checked():
+    with pytest.raises(ValueError, match="n_samples"):
+        EvalConfig("SolverSAT-v0", agent="oracle", n_samples=2, ks=[3])
+    with pytest.raises(ValueError, match="repeat"):
+        EvalConfig("SolverSAT-v0", agent="oracle", seeds=[0, 0])
+
+
+def test_the_cli_writes_records_and_a_report(tmp_path, capsys):
+    out = tmp_path / "cli"
+    assert main(["eval", "--env", "SolverKnights-v0", "--agent", "random", "--instances", "4", "--n-samples", "3",
+                 "--k", "1,3", "--seeds", "0,1", "--out", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "| **all** | 4 |" in text and "pass@3" in text and "± " in text
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["n_samples"] == 3 and rep["seeds"] == [0, 1] and len(load_records(out)) == 24
+    assert (out / "report.png").stat().st_size > 0
+    p1 = rep["overall"]["metrics"]["pass@1"]
+    assert set(p1["per_seed"]) == {"0", "1"} and math.isclose(p1["mean"], sum(p1["per_seed"].values()) / 2)
+    with pytest.raises(SystemExit):
+        main(["eval", "--env", "NoSuchEnv-v0", "--agent", "oracle", "--out", str(tmp_path / "x")])
