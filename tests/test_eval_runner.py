@@ -5,6 +5,8 @@ import math
 import pytest
 
 from solvergym.cli import main
+from solvergym.envs.sat.datasets import build_saturn_2_6k
+from solvergym.envs.sat.generator import difficulty
 from solvergym.evaluation import EvalConfig, load_records, run_eval, write_report
 from solvergym.evaluation import runner as runner_module
 from solvergym.evaluation.agents import make_agent
@@ -115,3 +117,25 @@ def test_the_cli_writes_records_and_a_report(tmp_path, capsys):
     assert set(p1["per_seed"]) == {"0", "1"} and math.isclose(p1["mean"], sum(p1["per_seed"].values()) / 2)
     with pytest.raises(SystemExit):
         main(["eval", "--env", "NoSuchEnv-v0", "--agent", "oracle", "--out", str(tmp_path / "x")])
+
+
+def test_the_saturn_report_on_saturn_2_6k_test_levels(tmp_path):
+    # SATURN-2.6k's ten test levels: D per level is eq. 2's, the oracle passes every level, and
+    # the random baseline's pass@1 falls with D (the regression of Fig. 3, drawn in the PNG)
+    build_saturn_2_6k(tmp_path / "s26", progress=False)
+    levels = tmp_path / "s26" / "test_levels"
+    reports = {}
+    for agent, n in (("oracle", 1), ("random", 2)):
+        cfg = EvalConfig("SolverSAT-v0", agent=agent, dataset=str(levels), n_samples=n, ks=[1, n], batch_instances=100)
+        reports[agent] = write_report(run_eval(cfg, tmp_path / agent, progress=False))
+        assert (tmp_path / agent / "report.png").stat().st_size > 0
+    for rep in reports.values():
+        assert len(rep["levels"]) == 10 and rep["instances"] == 1000
+        for lv in rep["levels"]:
+            knobs = lv["level"]
+            assert knobs["source"] == f"n{knobs['n']}_k{knobs['k']}_length{knobs['l']}_sample100.jsonl"
+            assert lv["D"] == pytest.approx(difficulty(knobs["n"], knobs["k"], knobs["l"])) and lv["instances"] == 100
+    assert all(lv["metrics"]["pass@1"]["mean"] == 1.0 for lv in reports["oracle"]["levels"])
+    fit = reports["random"]["accuracy_vs_D"]
+    assert fit["slope"] < 0 and 0 < fit["r2"] <= 1
+    assert "pass@1 vs D" in (tmp_path / "random" / "report.md").read_text()
