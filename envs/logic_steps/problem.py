@@ -204,7 +204,11 @@ class StepProblem(Problem):
     def score(self, instance: Instance, text: str) -> TraceVerdict:
         res = self.score_trace(instance, text)
         if not res.answered:
-            return self.unanswered(instance, res.error or "no answer")
+            verdict = self.unanswered(instance, res.error or "no answer")
+            # Table 8's "missing output" (or a format failure) is a row of the trace metrics too:
+            # its puzzle's cells / characters count, none of them right (App. B.2)
+            verdict.info["metrics"] = trace_row(res)
+            return verdict
         return TraceVerdict(dict(res.components), True, res.correct, res.reason, info=self.result_info(res), result=res)
 
     def unanswered(self, instance: Instance, reason: str) -> TraceVerdict:

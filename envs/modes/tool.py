@@ -54,6 +54,7 @@ from ..base import _NOT_TEXT, Instance, Outcome, TextEnv, _signature_defaults, c
 from ..parsing import tag_sections
 from ..problem import PROBLEMS, Knobs, Problem, get_problem, settings_defaults
 from ..sandbox import (
+    REHEARSABLE,
     SOLVER_FAMILIES,
     Limits,
     SandboxError,
@@ -351,8 +352,9 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
             self._pool = acquire_default_pool()
         try:
             # the next child rehearses the solver this episode asks for (its next program's)
-            rehearse = (self.instance.solver,) if self.instance is not None and self.instance.solver else ()
-            result = self._pool.run(code, self.limits, rehearse=rehearse or self.problem.rehearse)
+            solver = self.instance.solver if self.instance is not None else None
+            rehearse = (solver,) if solver in REHEARSABLE else self.problem.rehearse
+            result = self._pool.run(code, self.limits, rehearse=rehearse)
         except SandboxError as e:  # no sandbox at all: the tool call fails, the episode goes on
             result = SandboxResult.failure("killed", f"the sandbox is unavailable: {e}")
         self._last_tool = result

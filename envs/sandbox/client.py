@@ -552,7 +552,8 @@ class SandboxPool:
         the shared image it writes (~200-1,000 faults), which the rehearsal pays off the latency
         path (a small gurobipy program, 2 cores: ~14 -> ~7 ms). Name the libraries the next
         programs are likely to use (``SolverOR-v0`` names its three, ``SolverTool-v0`` the
-        episode's solver); the default rehearses nothing."""
+        episode's solver where it can be rehearsed); the default rehearses nothing. A program's
+        output and record are the same rehearsed or not."""
         if not isinstance(code, str):
             raise TypeError(f"code must be a str, got {type(code).__name__}")
         rehearse = _rehearsal(rehearse)
@@ -593,9 +594,9 @@ class SandboxPool:
             return self._executor
 
 
-#: what :meth:`SandboxPool.run` can rehearse (zygote.REHEARSALS): the solver families and the
-#: optimisation libraries
-REHEARSABLE = (*SOLVER_FAMILIES, "gurobipy", "highspy")
+#: what :meth:`SandboxPool.run` can rehearse (zygote.REHEARSALS): the libraries whose answers
+#: depend only on the model a program builds (not z3, nor pysmt over it: see zygote.REHEARSALS)
+REHEARSABLE = ("python-sat", "ortools", "sympy", "gurobipy", "highspy")
 
 
 def _rehearsal(names: Sequence[str]) -> tuple[str, ...]:

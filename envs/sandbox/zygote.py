@@ -241,11 +241,14 @@ class Zygote:
 
         A program's first solve in a fresh child is slow for reasons that have nothing to do
         with its model: each page of the shared image the solver and the capture write to is
-        copied on that first write (a fault, ~5 us each on this VM), and 180-1,000 of them are;
+        copied on that first write (a fault, ~5 us each on this VM), and 180-850 of them are;
         the libraries' lazily built tables and caches are built. The rehearsal pays that before
-        the program arrives: the first solve's faults drop to 8-120 (z3 758 -> 37, pysmt
-        1030 -> 41, gurobipy 840 -> 39, highspy 651 -> 123: ``tests/test_sandbox_speedups.py``),
-        a small gurobipy program from ~14 to ~7 ms end to end (``benchmarks/or_modelling.py``).
+        the program arrives: the first solve's faults drop to 8-120 (gurobipy 840 -> 39, highspy
+        651 -> 123, OR-Tools 496 -> 15, sympy 466 -> 21, python-sat 182 -> 8:
+        ``tests/test_sandbox_speedups.py``), a small gurobipy program from ~14 to ~7 ms end to
+        end (``benchmarks/or_modelling.py``). What a program prints and what the capture reports
+        are the same in a rehearsed child and a cold one (tested), which is why z3 and pysmt are
+        not rehearsable (:data:`REHEARSALS`).
         It runs only while the control pipe is empty (checked before each library), so a
         program that is already waiting starts at once, unrehearsed; its output goes to
         /dev/null, and HiGHS's worker threads are stopped afterwards. Nothing of a program is
@@ -280,24 +283,11 @@ class Zygote:
 
 #: tiny models for each solver library a waiting child can rehearse: an LP and a MIP for the
 #: optimisation libraries (OR-Tools: also CP-SAT), a small satisfiable CNF checked and its model
-#: read for the SAT ones, as the SAT-RL programs do
+#: read for python-sat and sympy, as the SAT-RL programs do. Only libraries whose answers depend
+#: on the model object alone: z3 (and pysmt, which solves through it) keeps state in its global
+#: context that steers the search (a rehearsed child found another of a formula's models), and
+#: whether a child was rehearsed depends on timing, so a program's output would too.
 REHEARSALS = {
-    "z3": """import z3
-a, b, c = z3.Bools("a b c")
-s = z3.Solver()
-s.add(z3.Or(a, z3.Not(b)), z3.Or(b, c), z3.Or(z3.Not(a), z3.Not(c)))
-if s.check() == z3.sat:
-    m = s.model()
-    [z3.is_true(m.eval(v, model_completion=True)) for v in (a, b, c)]
-""",
-    "pysmt": """from pysmt.shortcuts import Symbol, Or, Not, And, Solver
-from pysmt.typing import BOOL
-a, b, c = (Symbol(n, BOOL) for n in "abc")
-with Solver(name="z3") as s:
-    s.add_assertion(And(Or(a, Not(b)), Or(b, c), Or(Not(a), Not(c))))
-    if s.solve():
-        [s.get_value(v).is_true() for v in (a, b, c)]
-""",
     "python-sat": """from pysat.formula import CNF, IDPool
 from pysat.solvers import Solver
 pool = IDPool()
@@ -446,7 +436,7 @@ def _import_solvers() -> dict:
         ("ortools", "from ortools.sat.python import cp_model; from ortools.linear_solver import pywraplp"),
         ("sympy", "import sympy, sympy.logic, sympy.logic.inference, sympy.logic.boolalg"),
         ("gurobipy", "import gurobipy"),
-        # imported, never warmed: a HiGHS solve starts worker threads, which fork() does not copy
+        # imported, never solved with: a HiGHS solve starts worker threads, which fork() does not copy
         ("highspy", "import highspy"),
         ("mathopt", "from ortools.math_opt.python import mathopt"),
         ("common", "import itertools, math, collections, functools, re, random, fractions, decimal, "
@@ -474,6 +464,10 @@ def _warm() -> None:
         "m.AddBoolOr([x]); s = cp_model.CpSolver(); s.parameters.num_workers = 1; s.Solve(m)",
         "from sympy import symbols\nfrom sympy.logic.inference import satisfiable\n"
         "a, b = symbols('a b'); satisfiable((a | ~b) & (a | b))",
+        # HiGHS prints its banner once per process, at the first Highs(): here, into /dev/null, so
+        # that no child prints it (whether a child was rehearsed must not change its output). A
+        # Highs object starts no thread until it solves.
+        "import highspy\nhighspy.Highs()",
     ):
         try:
             exec(code, {"__name__": "__warmup__"})
