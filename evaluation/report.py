@@ -19,6 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from ..envs.logic_steps.metrics import summarize as summarize_traces
 from .metrics import avg_at_k, maj_at_k, mean_std, pass_at_k, pass_hat_k, standard_error, vote_key
 from .runner import CONFIG, load_records
 
@@ -64,6 +65,14 @@ def _metrics(groups: dict[tuple[int, int], list[dict]], ks: list[int], seeds: li
     return out
 
 
+def _traces(records: list[dict]) -> dict[str, Any] | None:
+    """Spring's trace metrics (Table 2, App. B.2: SAT-rate, Parsed/Total, Valid/Parsed, contradictions
+    per 100 steps, #Novel, Cell / Person Acc micro-averaged over all cells / characters, the error
+    types of Tables 7-8) over all, solved and failed traces, where the env reports them."""
+    rows = [r["info"]["metrics"] for r in records if isinstance(r["info"].get("metrics"), dict)]
+    return summarize_traces(rows) if rows else None
+
+
 def _rates(records: list[dict]) -> dict[str, Any]:
     n = len(records)
     comps: dict[str, float] = defaultdict(float)
@@ -107,6 +116,9 @@ def build_report(run_dir: str | Path) -> dict[str, Any]:
         "temperature": meta["temperature"], "instances": len({i for _, i in groups}),
         "overall": {**_rates(records), "metrics": _metrics(groups, ks, seeds)},
     }
+    traces = _traces(records)
+    if traces is not None:
+        report["overall"]["traces"] = traces
     levels: dict[str, dict] = {}
     for (seed, i), rs in groups.items():
         r0 = rs[0]
@@ -122,6 +134,9 @@ def build_report(run_dir: str | Path) -> dict[str, Any]:
                "metrics": _metrics(lv["groups"], ks, seeds)}
         if lv["D"]:
             row["D"] = sum(lv["D"]) / len(lv["D"])
+        traces = _traces(lv["records"])
+        if traces is not None:
+            row["traces"] = traces
         report["levels"].append(row)
     with_d = [row for row in report["levels"] if "D" in row]
     if len(with_d) >= 2:
@@ -170,6 +185,25 @@ def to_markdown(rep: dict[str, Any]) -> str:
     if fit:
         lines += ["", f"pass@1 vs D (least squares over levels): slope {fit['slope']:.4f}, intercept "
                       f"{fit['intercept']:.3f}, R² {fit['r2']:.3f}"]
+    if "traces" in rep["overall"]:
+        cols = [("sat_rate", "SAT-rate", "{:.1%}"), ("parsed_per_total", "Parsed/Total", "{:.1%}"),
+                ("valid_per_parsed", "Valid/Parsed", "{:.1%}"), ("contradictions_per_100", "Contra./100", "{:.2f}"),
+                ("novel", "#Novel", "{:.2f}"), ("cell_acc", "Cell Acc", "{:.1%}"),
+                ("person_acc", "Person Acc", "{:.1%}"), ("puzzle_acc", "Puzzle Acc", "{:.1%}"), ("acc", "Acc", "{:.1%}")]
+        present = [c for c in cols if any(c[0] in b["traces"][g] for b in [rep["overall"], *rep["levels"]]
+                                          if "traces" in b for g in ("all",))]
+        lines += ["", "Trace metrics (Spring Table 2, App. B.2; Cell / Person Acc micro-averaged):", "",
+                  "| level | traces | " + " | ".join(c[1] for c in present) + " |", "|" + "---|" * (len(present) + 2)]
+        for label, block in [("**all**", rep["overall"])] + [(_level_text(lv["level"]), lv) for lv in rep["levels"]]:
+            for group in ("all", "solved", "failed"):
+                t = block["traces"][group]
+                if not t["n"] or (group != "all" and label != "**all**"):
+                    continue
+                cells = [f"{label} ({group})" if group != "all" else label, str(t["n"])]
+                cells += [c[2].format(t[c[0]]) if t.get(c[0]) is not None else "-" for c in present]
+                lines.append("| " + " | ".join(cells) + " |")
+        types = rep["overall"]["traces"]["all"].get("error_types") or {}
+        lines += ["", "Error types (Tables 7-8): " + ", ".join(f"{k} {v}" for k, v in sorted(types.items()))]
     comps = rep["overall"]["components"]
     if comps:
         lines += ["", "Mean reward components: " + ", ".join(f"{k} {v:.3f}" for k, v in comps.items())]

@@ -38,7 +38,7 @@ __all__ = ["EvalConfig", "run_eval", "load_records", "RECORDS", "TIMINGS", "CONF
 RECORDS, TIMINGS, CONFIG = "records.jsonl", "timings.jsonl", "run.json"
 #: the final ``info`` keys a record keeps (besides the reward components and the conversation)
 INFO_KEYS = ("correct", "answer", "reason", "error", "D", "chance_success", "status", "objective", "features",
-             "library", "solver", "family", "bucket", "problem_type", "question_type", "trace")
+             "library", "solver", "family", "bucket", "problem_type", "question_type", "error_type", "metrics")
 
 
 @dataclass

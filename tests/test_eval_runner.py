@@ -2,8 +2,10 @@
 import json
 import math
 
+import gymnasium as gym
 import pytest
 
+from solvergym.agents.scripted import oracle_action
 from solvergym.cli import main
 from solvergym.envs.sat.datasets import build_saturn_2_6k
 from solvergym.envs.sat.generator import difficulty
@@ -139,3 +141,33 @@ def test_the_saturn_report_on_saturn_2_6k_test_levels(tmp_path):
     fit = reports["random"]["accuracy_vs_D"]
     assert fit["slope"] < 0 and 0 < fit["r2"] <= 1
     assert "pass@1 vs D" in (tmp_path / "random" / "report.md").read_text()
+
+
+class _PairAgent:
+    """The oracle on the 2x2 puzzle, no answer at all on the 6x6 (Table 8's "missing output")."""
+
+    name = "pair"
+
+    def act(self, observations, envs):
+        return [oracle_action(e, o) if e.unwrapped.instance.n_houses == 2 else "I have no idea."
+                for o, e in zip(observations, envs)]
+
+
+def test_the_spring_report_micro_averages_cell_accuracy(tmp_path):
+    # a solved 2x2 (4 of 4 cells) and a 6x6 with no answer (0 of 36): Cell Acc is 4 / 40 = 0.10,
+    # App. B.2's micro-average (the mean of the two puzzles' accuracies would be 0.5)
+    env = gym.make("SolverZebra-v0")
+    data = tmp_path / "pair.jsonl"
+    with open(data, "w") as f:
+        for n in (2, 6):
+            env.reset(seed=n, options={"difficulty": {"n_houses": n, "n_attributes": n}})
+            f.write(json.dumps(env.unwrapped.instance.to_dict()) + "\n")
+    cfg = EvalConfig("SolverZebra-v0", agent="pair", dataset=str(data))
+    rep = write_report(run_eval(cfg, tmp_path / "run", agent=_PairAgent(), progress=False), png=False)
+    traces = rep["overall"]["traces"]
+    assert traces["all"]["n"] == 2 and traces["all"]["cell_acc"] == pytest.approx(0.10)
+    assert traces["all"]["cell_acc_macro"] == pytest.approx(0.5)
+    assert traces["solved"]["n"] == 1 and traces["failed"]["error_types"] == {"missing_output": 1}
+    assert rep["overall"]["metrics"]["pass@1"]["mean"] == 0.5
+    md = (tmp_path / "run" / "report.md").read_text()
+    assert "Cell Acc" in md and "10.0%" in md
