@@ -14,7 +14,7 @@ from .algorithms.config import make_config
 from .benchmarks.evaluate import format_table, run_episodes
 from .benchmarks.plots import plot_run
 from .cli_check_trace import add_cli as add_check_trace
-from .cli_eval import add_cli as add_eval
+from .cli_eval import add_cli as add_eval, cmd_compare
 from .envs.sat.datasets import build_sat_bench, build_saturn_2_6k
 from .agents.sft_data import build_sat_rl_sft
 from .agents.or_sft import build_or_sft
@@ -148,6 +148,9 @@ def cmd_plot(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:2] == ["eval", "compare"]:  # its own arguments: run directories, not an env
+        return cmd_compare(argv[2:])
     p = argparse.ArgumentParser(prog="solvergym", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="environment ids, descriptions and default kwargs").set_defaults(fn=cmd_list)

@@ -2,9 +2,11 @@
 directory and a report (``solvergym.evaluation``)."""
 from __future__ import annotations
 
+import argparse
 import json
 
 from .evaluation import EvalConfig, run_eval, write_report
+from .evaluation.report import compare
 from .kv import parse_kv
 from .registry import env_ids
 
@@ -31,12 +33,27 @@ def cmd_eval(args) -> int:
         run = run_eval(cfg, args.out, progress=not args.no_progress)
     except (ValueError, TypeError) as e:
         raise SystemExit(f"solvergym eval: {e}") from None
-    rep = write_report(run, png=not args.no_plot)
+    by = [x.strip() for x in args.by.split(",") if x.strip()] if args.by else None
+    rep = write_report(run, png=not args.no_plot, by=by)
     print((run / "report.md").read_text())
     print(f"wrote {run / 'records.jsonl'}, {run / 'report.md'}, {run / 'report.json'}"
           + ("" if args.no_plot else f", {run / 'report.png'}"))
     if args.json:
         print(json.dumps(rep["overall"]["metrics"], indent=2))
+    return 0
+
+
+def cmd_compare(argv: list[str]) -> int:
+    """``solvergym eval compare RUN_DIR... [--out DIR]``: several runs in one table (and plot)."""
+    p = argparse.ArgumentParser(prog="solvergym eval compare", description=cmd_compare.__doc__)
+    p.add_argument("runs", nargs="+", help="run directories of solvergym eval")
+    p.add_argument("--out", default=None, help="write compare.md, compare.json and compare.png here")
+    args = p.parse_args(argv)
+    try:
+        text, _ = compare(args.runs, args.out)
+    except (ValueError, OSError) as e:
+        raise SystemExit(f"solvergym eval compare: {e}") from None
+    print(text)
     return 0
 
 
@@ -58,6 +75,8 @@ def add_cli(sub) -> None:
     e.add_argument("--workers", type=int, default=1,
                    help="threads stepping a batch's envs (only for envs whose step is thread-safe: not the Z3-backed ones)")
     e.add_argument("--out", required=True, help="the run directory (an existing one is resumed)")
+    e.add_argument("--by", default=None,
+                   help="comma-separated difficulty keys to break the report down by (default: all of them)")
     e.add_argument("--no-progress", action="store_true")
     e.add_argument("--no-plot", action="store_true")
     e.add_argument("--json", action="store_true", help="also print the overall metrics as JSON")

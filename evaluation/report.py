@@ -23,7 +23,7 @@ from ..envs.logic_steps.metrics import summarize as summarize_traces
 from .metrics import avg_at_k, maj_at_k, mean_std, pass_at_k, pass_hat_k, standard_error, vote_key
 from .runner import CONFIG, load_records
 
-__all__ = ["build_report", "write_report", "linear_fit"]
+__all__ = ["build_report", "write_report", "linear_fit", "compare"]
 
 
 def _key(d: Any) -> str:
@@ -73,6 +73,76 @@ def _traces(records: list[dict]) -> dict[str, Any] | None:
     return summarize_traces(rows) if rows else None
 
 
+#: the outcome of an optimisation-modelling answer, in the order it is decided (SIRL Table 13's
+#: execution and accuracy, split by why a program earned nothing)
+OR_OUTCOMES = ("correct", "no_program", "syntax_error", "timeout", "runtime_error", "no_solve", "infeasible",
+               "wrong_objective")
+
+
+def or_outcome(r: dict) -> str:
+    """Why one ``SolverOR-v0`` answer earned what it did (:data:`OR_OUTCOMES`)."""
+    info = r["info"]
+    if r["correct"]:
+        return "correct"
+    box = info.get("sandbox")
+    if not isinstance(box, dict):
+        return "no_program"
+    status = box.get("status")
+    if status == "timeout":
+        return "timeout"
+    if status != "ok":
+        tail = box.get("stderr_tail") or ""
+        return "syntax_error" if ("SyntaxError" in tail or "IndentationError" in tail) else "runtime_error"
+    solved = info.get("solver_status")
+    if solved is None:
+        return "no_solve"
+    if solved in ("infeasible", "unbounded", "inf_or_unbd"):
+        return "infeasible"
+    return "wrong_objective"
+
+
+def _or_block(records: list[dict]) -> dict[str, Any] | None:
+    if not any("ground_truth" in r["info"] for r in records):
+        return None
+    n = len(records)
+    counts = {k: 0 for k in OR_OUTCOMES}
+    for r in records:
+        counts[or_outcome(r)] += 1
+    executed = sum(1 for r in records if r["components"].get("execution", 0) > 0)
+    return {"accuracy": counts["correct"] / n, "execution_rate": executed / n, "outcomes": counts,
+            "outcome_rates": {k: v / n for k, v in counts.items()}}
+
+
+def _tool_block(records: list[dict]) -> dict[str, Any] | None:
+    """SAT-RL §4 / Fig. 4: how often the answer, the tool reward and the equivalence reward were
+    earned, and which solvers the prompts asked for and the last tool calls actually called."""
+    tool = [r for r in records if "tool_calls" in r["info"]]
+    if not tool:
+        return None
+    n = len(tool)
+    asked: dict[str, int] = defaultdict(int)
+    called: dict[str, int] = defaultdict(int)
+    for r in tool:
+        asked[r["setting"].get("solver") or "none"] += 1
+        last = r["info"].get("last_tool_result") or {}
+        for fam in sorted({c[0] for c in last.get("solver_calls") or []}) or ["none"]:
+            called[fam] += 1
+    return {"correct_rate": sum(r["correct"] for r in tool) / n,
+            "tool_rate": sum(r["components"].get("tool", 0) > 0 for r in tool) / n,
+            "equivalence_rate": sum(r["components"].get("equivalence", 0) > 0 for r in tool) / n,
+            "mean_tool_calls": sum(r["info"]["tool_calls"] for r in tool) / n,
+            "solver_asked": dict(sorted(asked.items())), "solver_called": dict(sorted(called.items()))}
+
+
+def _family_blocks(records: list[dict]) -> dict[str, Any]:
+    out = {}
+    for name, fn in (("traces", _traces), ("or", _or_block), ("tool", _tool_block)):
+        block = fn(records)
+        if block is not None:
+            out[name] = block
+    return out
+
+
 def _rates(records: list[dict]) -> dict[str, Any]:
     n = len(records)
     comps: dict[str, float] = defaultdict(float)
@@ -101,8 +171,22 @@ def linear_fit(xs: list[float], ys: list[float]) -> dict[str, float] | None:
     return {"slope": slope, "intercept": intercept, "r2": 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0}
 
 
-def build_report(run_dir: str | Path) -> dict[str, Any]:
-    """Everything the report says, as JSON-ready data."""
+#: difficulty keys that describe one instance rather than a level (SolverOR-v0's model sizes)
+INSTANCE_STATISTICS = ("num_vars", "num_constrs")
+
+
+def _level_of(r: dict, by: list[str] | None) -> str:
+    diff = dict(r["difficulty"] or {}) if isinstance(r["difficulty"], dict) else {"difficulty": r["difficulty"]}
+    diff = {k: v for k, v in diff.items() if (k in by if by is not None else k not in INSTANCE_STATISTICS)}
+    if r["source"]:
+        diff["source"] = r["source"]
+    return _key(diff)
+
+
+def build_report(run_dir: str | Path, by: list[str] | None = None) -> dict[str, Any]:
+    """Everything the report says, as JSON-ready data. Levels group instances by their
+    ``difficulty`` (every key but :data:`INSTANCE_STATISTICS`, or the keys ``by`` names) and the
+    dataset file they came from."""
     run_dir = Path(run_dir)
     meta = json.loads((run_dir / CONFIG).read_text())["config"]
     records = load_records(run_dir)
@@ -114,15 +198,14 @@ def build_report(run_dir: str | Path) -> dict[str, Any]:
         "env_id": meta["env_id"], "env_kwargs": meta["env_kwargs"], "agent": meta["agent"],
         "dataset": meta["dataset"], "n_samples": meta["n_samples"], "seeds": seeds, "ks": ks,
         "temperature": meta["temperature"], "instances": len({i for _, i in groups}),
+        "tolerance": meta["env_kwargs"].get("tolerance"),
         "overall": {**_rates(records), "metrics": _metrics(groups, ks, seeds)},
     }
-    traces = _traces(records)
-    if traces is not None:
-        report["overall"]["traces"] = traces
+    report["overall"].update(_family_blocks(records))
     levels: dict[str, dict] = {}
     for (seed, i), rs in groups.items():
         r0 = rs[0]
-        label = _key({"source": r0["source"], **(r0["difficulty"] or {})} if r0["source"] else (r0["difficulty"] or {}))
+        label = _level_of(r0, by)
         lv = levels.setdefault(label, {"groups": {}, "records": [], "D": []})
         lv["groups"][(seed, i)] = rs
         lv["records"] += rs
@@ -134,9 +217,7 @@ def build_report(run_dir: str | Path) -> dict[str, Any]:
                "metrics": _metrics(lv["groups"], ks, seeds)}
         if lv["D"]:
             row["D"] = sum(lv["D"]) / len(lv["D"])
-        traces = _traces(lv["records"])
-        if traces is not None:
-            row["traces"] = traces
+        row.update(_family_blocks(lv["records"]))
         report["levels"].append(row)
     with_d = [row for row in report["levels"] if "D" in row]
     if len(with_d) >= 2:
@@ -204,6 +285,21 @@ def to_markdown(rep: dict[str, Any]) -> str:
                 lines.append("| " + " | ".join(cells) + " |")
         types = rep["overall"]["traces"]["all"].get("error_types") or {}
         lines += ["", "Error types (Tables 7-8): " + ", ".join(f"{k} {v}" for k, v in sorted(types.items()))]
+    if "or" in rep["overall"]:
+        tol = rep.get("tolerance") or "the env's default"
+        lines += ["", f"Optimisation modelling (accuracy with tolerance: {tol}):", "",
+                  "| level | accuracy | execution | " + " | ".join(OR_OUTCOMES[1:]) + " |",
+                  "|" + "---|" * (len(OR_OUTCOMES) + 2)]
+        for label, block in [("**all**", rep["overall"])] + [(_level_text(lv["level"]), lv) for lv in rep["levels"]]:
+            o = block["or"]
+            lines.append("| " + " | ".join([label, f"{o['accuracy']:.1%}", f"{o['execution_rate']:.1%}"]
+                                           + [str(o["outcomes"][k]) for k in OR_OUTCOMES[1:]]) + " |")
+    if "tool" in rep["overall"]:
+        t = rep["overall"]["tool"]
+        lines += ["", f"Tool use (SAT-RL §4): correct {t['correct_rate']:.1%}, tool reward {t['tool_rate']:.1%}, "
+                      f"equivalence {t['equivalence_rate']:.1%}, {t['mean_tool_calls']:.2f} tool calls per episode; "
+                      "solver asked for: " + ", ".join(f"{k} {v}" for k, v in t["solver_asked"].items())
+                  + "; solver the last call used: " + ", ".join(f"{k} {v}" for k, v in t["solver_called"].items())]
     comps = rep["overall"]["components"]
     if comps:
         lines += ["", "Mean reward components: " + ", ".join(f"{k} {v:.3f}" for k, v in comps.items())]
@@ -253,13 +349,57 @@ def plot(rep: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def write_report(run_dir: str | Path, *, png: bool = True) -> dict[str, Any]:
+def write_report(run_dir: str | Path, *, png: bool = True, by: list[str] | None = None) -> dict[str, Any]:
     """Write ``report.json``, ``report.md`` (and ``report.png``) into the run directory."""
     run_dir = Path(run_dir)
-    rep = build_report(run_dir)
+    rep = build_report(run_dir, by)
     (run_dir / "report.json").write_text(json.dumps(rep, indent=2, sort_keys=True, default=str) + "\n")
     (run_dir / "report.md").write_text(to_markdown(rep))
     if png:
         plot(rep, run_dir / "report.png")
     return rep
 
+
+
+def compare(run_dirs: list[str | Path], out: str | Path | None = None) -> tuple[str, dict[str, Any]]:
+    """Several runs side by side (``solvergym eval compare``): one row per run with its env,
+    agent, n, seeds and every metric the runs share at their common ks; a bar chart of pass@1
+    (± std over seeds) per run when ``out`` is given (``out``/compare.md, .json, .png)."""
+    reports = [build_report(d) for d in run_dirs]
+    ks = sorted(set.intersection(*(set(r["ks"]) for r in reports)))
+    if not ks:
+        raise ValueError("the runs share no k")
+    names = [f"pass@{k}" for k in ks] + [f"avg@{ks[-1]}", f"pass^{ks[-1]}"]
+    header = ["run", "env", "agent", "n", "seeds", "instances"] + names + ["format err", "reward"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    rows = []
+    for d, r in zip(run_dirs, reports):
+        m = r["overall"]["metrics"]
+        lines.append("| " + " | ".join([Path(d).name, r["env_id"], r["agent"], str(r["n_samples"]), str(r["seeds"]),
+                                        str(r["instances"])] + [_fmt(m.get(x)) for x in names]
+                                       + [f"{r['overall']['format_error_rate']:.1%}",
+                                          f"{r['overall']['mean_reward']:.3f}"]) + " |")
+        rows.append({"run": str(d), "env_id": r["env_id"], "agent": r["agent"], "n_samples": r["n_samples"],
+                     "seeds": r["seeds"], "metrics": {x: m.get(x) for x in names}})
+    text = "\n".join(lines) + "\n"
+    data = {"ks": ks, "runs": rows}
+    if out is not None:
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "compare.md").write_text(text)
+        (out / "compare.json").write_text(json.dumps(data, indent=2, default=str) + "\n")
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(rows)), 3.6))
+        p1 = [row["metrics"][f"pass@{ks[0]}"] for row in rows]
+        ax.bar(range(len(rows)), [p["mean"] for p in p1], yerr=[p["std_over_seeds"] for p in p1], capsize=4)
+        ax.set_xticks(range(len(rows)), [f"{Path(row['run']).name}\n{row['agent']}" for row in rows], fontsize=8)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel(f"pass@{ks[0]}")
+        fig.tight_layout()
+        fig.savefig(out / "compare.png", dpi=110)
+        plt.close(fig)
+    return text, data

@@ -38,7 +38,23 @@ __all__ = ["EvalConfig", "run_eval", "load_records", "RECORDS", "TIMINGS", "CONF
 RECORDS, TIMINGS, CONFIG = "records.jsonl", "timings.jsonl", "run.json"
 #: the final ``info`` keys a record keeps (besides the reward components and the conversation)
 INFO_KEYS = ("correct", "answer", "reason", "error", "D", "chance_success", "status", "objective", "features",
-             "library", "solver", "family", "bucket", "problem_type", "question_type", "error_type", "metrics")
+             "library", "solver", "family", "bucket", "problem_type", "question_type", "error_type", "metrics",
+             "solver_status", "ground_truth", "advanced", "tool_calls")
+#: the reset ``info`` keys that say how an episode was set up (the sampled solver, the mode, ...)
+SETTING_KEYS = ("task", "solver", "family", "library", "mode", "stage", "reward_preset")
+STDERR_TAIL = 2000
+
+
+def _trim_run(r: Any) -> Any:
+    """A sandbox result in ``info`` as a record keeps it: the status and its evidence, a stderr tail."""
+    if not isinstance(r, dict):
+        return r
+    out = {k: r[k] for k in ("status", "reason", "exit_code", "solvers_imported") if k in r}
+    if "solver_calls" in r:
+        out["solver_calls"] = list(r["solver_calls"])[:20]
+    if isinstance(r.get("stderr"), str):
+        out["stderr_tail"] = r["stderr"][-STDERR_TAIL:]
+    return out
 
 
 @dataclass
@@ -151,8 +167,14 @@ def _jsonable(x: Any) -> Any:
 def _record(key: dict, reset_info: dict, info: dict, reward: float, components: dict, turns: int,
             truncated: bool, messages: list) -> dict[str, Any]:
     kept = {k: info[k] for k in INFO_KEYS if k in info}
+    for k in ("sandbox", "last_tool_result"):
+        if k in info:
+            kept[k] = _trim_run(info[k])
+    if isinstance(info.get("equivalence"), dict):
+        kept["equivalence"] = {k: info["equivalence"].get(k) for k in ("status", "equivalent")}
     rec = {**key, "instance_id": reset_info.get("instance_id"), "difficulty": reset_info.get("difficulty"),
            "level": {k: reset_info[k] for k in ("D", "chance_success") if k in reset_info},
+           "setting": {k: reset_info[k] for k in SETTING_KEYS if k in reset_info},
            "reward": reward, "components": components, "correct": bool(info.get("correct", False)),
            "format_error": "error" in info, "truncated": bool(truncated), "turns": turns,
            "info": kept, "messages": messages}

@@ -171,3 +171,76 @@ def test_the_spring_report_micro_averages_cell_accuracy(tmp_path):
     assert rep["overall"]["metrics"]["pass@1"]["mean"] == 0.5
     md = (tmp_path / "run" / "report.md").read_text()
     assert "Cell Acc" in md and "10.0%" in md
+
+
+def _or_answer(python: str) -> str:
+    return f"<think>t</think>\n<model>m</model>\n<python>\n{python}\n</python>"
+
+
+class _ORAgent:
+    """A fixed kind of answer per instance index (the instance's position in the dataset)."""
+
+    name = "or-cases"
+
+    def __init__(self, cases):
+        self.cases = cases
+
+    def act(self, observations, envs):
+        out = []
+        for o, e in zip(observations, envs):
+            kind = self.cases[e.unwrapped.instance.instance_id]
+            gold = oracle_action(e, o)
+            out.append({
+                "correct": gold,
+                "no_program": "I would use a linear program.",
+                "syntax_error": _or_answer("x = (1"),
+                "runtime_error": _or_answer("import gurobipy\nraise RuntimeError('boom')"),
+                "no_solve": _or_answer("print('objective: 12.0')"),
+                "infeasible": _or_answer("import gurobipy as gp\nm = gp.Model()\nx = m.addVar(lb=2, ub=1)\nm.optimize()"),
+                "wrong_objective": _or_answer("import gurobipy as gp\nm = gp.Model()\nx = m.addVar(lb=1, ub=1)\n"
+                                              "m.setObjective(x)\nm.optimize()"),
+            }[kind])
+        return out
+
+
+def test_the_or_report_says_why_each_answer_earned_nothing(tmp_path):
+    kinds = ["correct", "no_program", "syntax_error", "runtime_error", "no_solve", "infeasible", "wrong_objective"]
+    env = gym.make("SolverOR-v0")
+    data, cases = tmp_path / "or.jsonl", {}
+    with open(data, "w") as f:
+        for i, kind in enumerate(kinds):
+            env.reset(seed=i)
+            inst = env.unwrapped.instance
+            cases[inst.instance_id] = kind
+            f.write(json.dumps(inst.to_dict()) + "\n")
+    env.close()
+    cfg = EvalConfig("SolverOR-v0", agent="or-cases", dataset=str(data))
+    rep = write_report(run_eval(cfg, tmp_path / "run", agent=_ORAgent(cases), progress=False), png=False)
+    block = rep["overall"]["or"]
+    assert block["outcomes"] == {k: 1 for k in kinds} | {"timeout": 0}
+    assert block["accuracy"] == pytest.approx(1 / 7)
+    # execution: the program ran and a solver reported a status (correct, infeasible, wrong objective)
+    assert block["execution_rate"] == pytest.approx(3 / 7)
+    assert "| **all** | 14.3% | 42.9% |" in (tmp_path / "run" / "report.md").read_text()
+
+
+def test_the_tool_report_counts_the_solvers_asked_for_and_called(tmp_path):
+    cfg = EvalConfig("SolverTool-v0", agent="oracle", instances=6)
+    rep = write_report(run_eval(cfg, tmp_path / "run", progress=False), png=False)
+    t = rep["overall"]["tool"]
+    assert t["correct_rate"] == t["tool_rate"] == t["equivalence_rate"] == 1.0 and t["mean_tool_calls"] == 1.0
+    assert t["solver_asked"] == t["solver_called"] and sum(t["solver_asked"].values()) == 6
+
+
+def test_eval_compare_puts_runs_side_by_side(tmp_path, capsys):
+    for agent in ("oracle", "random"):
+        run_eval(EvalConfig("SolverSAT-v0", agent=agent, instances=10, n_samples=2, ks=[1, 2]), tmp_path / agent,
+                 progress=False)
+    assert main(["eval", "compare", str(tmp_path / "oracle"), str(tmp_path / "random"), "--out",
+                 str(tmp_path / "cmp")]) == 0
+    text = capsys.readouterr().out
+    lines = [line for line in text.splitlines() if line.startswith("| oracle") or line.startswith("| random")]
+    assert len(lines) == 2 and "| 1.000 |" in lines[0] and "pass@2" in text
+    data = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    assert [r["agent"] for r in data["runs"]] == ["oracle", "random"] and data["ks"] == [1, 2]
+    assert (tmp_path / "cmp" / "compare.png").stat().st_size > 0
