@@ -6,6 +6,8 @@ spec                      agent
 ========================  ===========================================================================
 ``oracle``                the ground truth (:class:`~solvergym.agents.OracleAgent`): pass@k is 1
 ``random``                a well-formed uniformly random answer (:class:`~solvergym.agents.RandomAgent`)
+``cdcl``                  a CDCL solver on SolverSAT-v0 (:class:`~solvergym.agents.cdcl.CDCLAgent`:
+                          SATURN Table 18's baseline; ``cdcl:NAME`` picks the python-sat solver)
 ``hf:default``            the embedded SmolLM2-135M-Instruct through transformers (``hf:PATH``: a
                           local model folder or GGUF file)
 ``vllm:PATH``             a vLLM engine (``vllm:default``: the embedded model)
@@ -30,10 +32,11 @@ import numpy as np
 from .. import agents as _agents  # HFAgent, VLLMAgent, SamplingConfig load torch / vllm on first use
 from ..agents import OpenAIAgent, OracleAgent, RandomAgent
 from ..agents.base import ChatPolicy
+from ..agents.cdcl import CDCLAgent
 
 __all__ = ["make_agent", "act", "reseed", "BUILTIN"]
 
-BUILTIN = ("oracle", "random", "hf", "vllm", "openai")
+BUILTIN = ("oracle", "random", "cdcl", "hf", "vllm", "openai")
 
 
 def make_agent(spec: str, *, temperature: float | None = None, max_new_tokens: int = 256,
@@ -48,6 +51,8 @@ def make_agent(spec: str, *, temperature: float | None = None, max_new_tokens: i
     if spec == "random":
         return RandomAgent(seed)
     kind, _, rest = spec.partition(":")
+    if kind == "cdcl":
+        return CDCLAgent(rest or "cadical153")
     if kind in ("hf", "vllm"):
         t = 1.0 if temperature is None else float(temperature)
         sampling = _agents.SamplingConfig(max_new_tokens=max_new_tokens, temperature=max(t, 1e-6),

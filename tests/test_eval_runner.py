@@ -244,3 +244,13 @@ def test_eval_compare_puts_runs_side_by_side(tmp_path, capsys):
     data = json.loads((tmp_path / "cmp" / "compare.json").read_text())
     assert [r["agent"] for r in data["runs"]] == ["oracle", "random"] and data["ks"] == [1, 2]
     assert (tmp_path / "cmp" / "compare.png").stat().st_size > 0
+
+
+def test_the_cdcl_baseline_solves_every_saturn_level(tmp_path):
+    # SATURN Table 18: the solver answers 100% of the (n,k,l) instances, and its time is kept
+    cfg = EvalConfig("SolverSAT-v0", agent="cdcl", instances=20, env_kwargs={"n": 4, "k": 8, "l": 40})
+    agent = make_agent("cdcl")
+    rep = write_report(run_eval(cfg, tmp_path / "run", agent=agent, progress=False), png=False)
+    assert rep["overall"]["metrics"]["pass@1"]["mean"] == 1.0 and len(agent.solve_seconds) == 20
+    with pytest.raises(TypeError, match="SolverSAT-v0"):
+        run_eval(EvalConfig("SolverKnights-v0", agent="cdcl", instances=1), tmp_path / "k", progress=False)
