@@ -210,7 +210,8 @@ def run_eval(cfg: EvalConfig, out: str | Path, *, agent: Any = None, progress: b
     out = Path(out)
     _open_run(cfg, out)
     _truncate_partial(out / RECORDS)
-    done = {(r["seed"], r["instance"], r["sample"]) for r in load_records(out)}
+    existing = load_records(out)
+    done = {(r["seed"], r["instance"], r["sample"]) for r in existing}
     probe = gym.make(cfg.env_id, **cfg.env_kwargs)
     try:
         items = _instances(cfg, probe)
@@ -224,12 +225,12 @@ def run_eval(cfg: EvalConfig, out: str | Path, *, agent: Any = None, progress: b
                                                        max_new_tokens=cfg.max_new_tokens, seed=cfg.seeds[0])
     size = cfg.batch_instances * cfg.n_samples
     envs = [gym.make(cfg.env_id, **cfg.env_kwargs) for _ in range(min(size, len(items) * cfg.n_samples))]
-    workers = cfg.workers
     total = sum(len(b[2]) * cfg.n_samples for b in batches)
     bar = tqdm(total=total, initial=len(done), desc=f"eval {cfg.env_id} / {cfg.agent}", disable=not progress)
-    correct = sum(1 for r in load_records(out) if r["correct"])
+    correct = sum(1 for r in existing if r["correct"])
+    pool = ThreadPoolExecutor(cfg.workers) if cfg.workers > 1 else None
     try:
-        with ThreadPoolExecutor(workers) as pool, open(out / RECORDS, "a") as rec_f, open(out / TIMINGS, "a") as tim_f:
+        with open(out / RECORDS, "a") as rec_f, open(out / TIMINGS, "a") as tim_f:
             for number, seed, idx in todo:
                 t0 = time.perf_counter()
                 records, timing = _run_batch(cfg, agent, envs, pool, items, number, seed, idx, done)
@@ -244,18 +245,20 @@ def run_eval(cfg: EvalConfig, out: str | Path, *, agent: Any = None, progress: b
                 bar.set_postfix(acc=f"{correct / max(bar.n, 1):.3f}")
     finally:
         bar.close()
+        if pool is not None:
+            pool.shutdown()
         for e in envs:
             e.close()
     return out
 
 
-def _run_batch(cfg: EvalConfig, agent: Any, envs: list, pool: ThreadPoolExecutor, items: list, number: int,
+def _run_batch(cfg: EvalConfig, agent: Any, envs: list, pool: ThreadPoolExecutor | None, items: list, number: int,
                seed: int, idx: list[int], done: set) -> tuple[list[dict], dict]:
     """Every pending episode of one batch, stepped in lockstep; records in (instance, sample) order."""
-    keys = [(i, j) for i in idx for j in range(cfg.n_samples) if (seed, i, j) not in done]
     # a batch redone after a kill is redone whole (the same agent calls, so the same samples),
     # and only its missing records are kept
     full = [(i, j) for i in idx for j in range(cfg.n_samples)]
+    wanted = {(i, j) for i, j in full if (seed, i, j) not in done}
     reseed(agent, int(np.random.SeedSequence([seed, number]).generate_state(1)[0]))
     slots = envs[:len(full)]
     t_env = t_agent = 0.0
@@ -278,7 +281,7 @@ def _run_batch(cfg: EvalConfig, agent: Any, envs: list, pool: ThreadPoolExecutor
                       [states[s]["messages"] for s in live])
         t_agent += time.perf_counter() - t
         t = time.perf_counter()
-        if cfg.workers > 1:
+        if pool is not None:
             results = list(pool.map(lambda sa: slots[sa[0]].step(sa[1]), zip(live, actions)))
         else:
             results = [slots[s].step(a) for s, a in zip(live, actions)]
@@ -292,7 +295,6 @@ def _run_batch(cfg: EvalConfig, agent: Any, envs: list, pool: ThreadPoolExecutor
             st["turns"] += 1
             st["done"] = bool(terminated or truncated)
             st["truncated"] = bool(truncated)
-    wanted = set(keys)
     records = []
     for (i, j), st in zip(full, states):
         if (i, j) not in wanted:

@@ -27,6 +27,7 @@ PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS =
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
+libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 
 
 def check(ret: int, what: str) -> int:
@@ -201,7 +202,6 @@ def collapse(address: int) -> bool:
     """Back the 2 MiB at ``address`` with one transparent huge page now (``MADV_COLLAPSE``,
     Linux 6.1; allowed where THP is ``madvise`` or ``always``). False where it cannot be (a
     thread stack's guard page, an unpopulated range, no THP)."""
-    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     libc.madvise(address, HUGE_PAGE, MADV_HUGEPAGE)
     return libc.madvise(address, HUGE_PAGE, MADV_COLLAPSE) == 0
 

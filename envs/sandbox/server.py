@@ -41,7 +41,7 @@ Start-up, in this order:
 Per program: the waiting child (``zygote.py``: a fresh uid, rlimits, no new privileges; forked
 after the previous answer) was told when the ``/tmp`` mounted fresh for it (:class:`_FreshTmp`)
 was ready, made its working directory there and, if the last request asked, rehearsed the
-optimisation libraries; it now gets the code, its limits and a per-run secret through its
+solver libraries it named; it now gets the code, its limits and a per-run secret through its
 control pipe. The supervisor polls the program's output pipes, its exit (the zygote reports it,
 unasked) and, every :data:`MEMORY_POLL_S`, the memory all the program's processes hold together
 (:meth:`Server._program_memory_kb`; one process alone is bounded by RLIMIT_AS). Past
@@ -573,9 +573,8 @@ class Server:
         if child.released:
             return
         child.released = True
-        msg = json.dumps({"rehearse": self.rehearse}).encode()
         try:
-            linux.write_all(child.ctl, len(msg).to_bytes(4, "big") + msg)
+            linux.write_frame(child.ctl, {"rehearse": self.rehearse})
         except OSError:
             pass  # the child is gone: the program's own write finds out, and takes another
 

@@ -225,7 +225,7 @@ class Zygote:
             os.environ["GRB_LICENSE_FILE"] = licence
         # The first message says the /tmp this directory belongs in is this child's own: it may
         # have been forked while the previous program ran, before the server mounted a fresh one.
-        ready = _read_message(REPORT_FD + 1)
+        ready = linux.read_frame(REPORT_FD + 1)
         if ready is None:  # the server discarded this child
             os._exit(0)
         os.mkdir(workdir, 0o700)  # as the program's uid
@@ -367,15 +367,6 @@ if s.Solve(m) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
     s.ObjectiveValue()
 """,
 }
-
-
-def _read_message(fd: int) -> dict | None:
-    """One length-prefixed JSON message from the server on the control pipe (None at its end)."""
-    head = linux.read_exact(fd, 4)
-    if head is None:
-        return None
-    body = linux.read_exact(fd, int.from_bytes(head, "big"))
-    return json.loads(body) if body is not None else None
 
 
 
@@ -520,7 +511,7 @@ def run_program(job: list) -> None:
     filename = "<tool_call>"
     image_kb = _status_kb("VmSize")
     try:
-        req = _read_message(REPORT_FD + 1)
+        req = linux.read_frame(REPORT_FD + 1)
         os.close(REPORT_FD + 1)
         if req is None:  # the server discarded this child
             os._exit(0)
