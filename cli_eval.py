@@ -72,8 +72,9 @@ def add_cli(sub) -> None:
     e.add_argument("--temperature", type=float, default=None, help="model agents (0: greedy)")
     e.add_argument("--max-new-tokens", type=int, default=256)
     e.add_argument("--batch-instances", type=int, default=16, help="instances per batch (x n samples)")
-    e.add_argument("--workers", type=int, default=1,
-                   help="threads stepping a batch's envs (only for envs whose step is thread-safe: not the Z3-backed ones)")
+    e.add_argument("--workers", type=int, default=None,
+                   help="threads stepping a batch's envs (default: 8 where steps wait on the sandbox, else 1; "
+                        "more than 1 only for thread-safe envs, not the step-verified logic ones)")
     e.add_argument("--out", required=True, help="the run directory (an existing one is resumed)")
     e.add_argument("--by", default=None,
                    help="comma-separated difficulty keys to break the report down by (default: all of them)")

@@ -143,6 +143,11 @@ class Problem:
     #: the optimisation libraries the sandbox rehearses before this problem's programs arrive
     #: (``SandboxPool.run(rehearse=...)``: their first solve off the latency path)
     rehearse: ClassVar[tuple[str, ...]] = ()
+    #: :meth:`score` keeps no shared in-process state, so episodes may be stepped in threads
+    #: (Z3's main context, which the step-verified families use, is not thread-safe)
+    thread_safe: ClassVar[bool] = False
+    #: :meth:`score` runs the answer's program in the sandbox (so threads overlap the waits)
+    sandboxed: ClassVar[bool] = False
     #: words a bare fence may hold as the final answer in tool mode (```yes```)
     bare_answers: ClassVar[tuple[str, ...]] = ()
     #: settings a problem fixes and a caller may not give (name -> the value it uses)

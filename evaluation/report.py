@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..envs.logic_steps.metrics import summarize as summarize_traces
+from ..envs.opt.verify import TOLERANCE_RULES
 from .metrics import avg_at_k, maj_at_k, mean_std, pass_at_k, pass_hat_k, standard_error, vote_key
 from .runner import CONFIG, load_records
 
@@ -134,6 +135,14 @@ def _tool_block(records: list[dict]) -> dict[str, Any] | None:
             "solver_asked": dict(sorted(asked.items())), "solver_called": dict(sorted(called.items()))}
 
 
+def _tolerance(records: list[dict], meta: dict) -> str | None:
+    """The OR objective tolerance the records were scored with (their setting), with its rule."""
+    names = sorted({r.get("setting", {}).get("tolerance") for r in records} - {None})
+    if not names and "tolerance" in meta["env_kwargs"]:  # runs recorded before the setting was kept
+        names = [meta["env_kwargs"]["tolerance"]]
+    return ", ".join(f"{t} ({TOLERANCE_RULES.get(t, '?')})" for t in names) or None
+
+
 def _family_blocks(records: list[dict]) -> dict[str, Any]:
     out = {}
     for name, fn in (("traces", _traces), ("or", _or_block), ("tool", _tool_block)):
@@ -198,7 +207,7 @@ def build_report(run_dir: str | Path, by: list[str] | None = None) -> dict[str, 
         "env_id": meta["env_id"], "env_kwargs": meta["env_kwargs"], "agent": meta["agent"],
         "dataset": meta["dataset"], "n_samples": meta["n_samples"], "seeds": seeds, "ks": ks,
         "temperature": meta["temperature"], "instances": len({i for _, i in groups}),
-        "tolerance": meta["env_kwargs"].get("tolerance"),
+        "tolerance": _tolerance(records, meta),
         "overall": {**_rates(records), "metrics": _metrics(groups, ks, seeds)},
     }
     report["overall"].update(_family_blocks(records))
@@ -286,9 +295,9 @@ def to_markdown(rep: dict[str, Any]) -> str:
         types = rep["overall"]["traces"]["all"].get("error_types") or {}
         lines += ["", "Error types (Tables 7-8): " + ", ".join(f"{k} {v}" for k, v in sorted(types.items()))]
     if "or" in rep["overall"]:
-        tol = rep.get("tolerance") or "the env's default"
-        lines += ["", f"Optimisation modelling (accuracy with tolerance: {tol}):", "",
-                  "| level | accuracy | execution | " + " | ".join(OR_OUTCOMES[1:]) + " |",
+        tol = rep.get("tolerance") or "not recorded"
+        lines += ["", f"Optimisation modelling (objective tolerance: {tol}):", "",
+                  f"| level | accuracy ({tol.split(' ')[0]}) | execution | " + " | ".join(OR_OUTCOMES[1:]) + " |",
                   "|" + "---|" * (len(OR_OUTCOMES) + 2)]
         for label, block in [("**all**", rep["overall"])] + [(_level_text(lv["level"]), lv) for lv in rep["levels"]]:
             o = block["or"]

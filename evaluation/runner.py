@@ -12,7 +12,8 @@ instance_seed + i)`` draws, generated once and posed to all of its samples) or f
 every ``*.jsonl`` in it, the file name becoming the record's ``source``). A batch is
 ``batch_instances`` instances times ``n_samples`` samples, for one evaluation seed: all of its
 episodes go to the agent together, one turn at a time (multi-turn episodes in lockstep; finished
-ones leave the batch); ``workers > 1`` steps them in threads, for envs whose step allows it. The
+ones leave the batch); sandbox-bound episodes (SolverOR-v0, SolverTool-v0) are stepped in
+threads, so their programs run concurrently (``workers``). The
 agent is reseeded at the start of every batch from ``(seed, batch)``; a batch's records are
 appended and flushed together once it is complete, so a killed run leaves whole batches, and the
 run resumed skips them and redoes the rest, with the same seeds.
@@ -36,12 +37,15 @@ from .agents import act, make_agent, reseed
 __all__ = ["EvalConfig", "run_eval", "load_records", "RECORDS", "TIMINGS", "CONFIG"]
 
 RECORDS, TIMINGS, CONFIG = "records.jsonl", "timings.jsonl", "run.json"
+#: threads stepping a batch of sandbox-bound episodes when ``EvalConfig.workers`` is None (the
+#: shared sandbox pool runs this many programs at once; on 2 cores more only queue)
+AUTO_WORKERS = 8
 #: the final ``info`` keys a record keeps (besides the reward components and the conversation)
 INFO_KEYS = ("correct", "answer", "reason", "error", "D", "chance_success", "status", "objective", "features",
              "library", "solver", "family", "bucket", "problem_type", "question_type", "error_type", "metrics",
              "solver_status", "ground_truth", "advanced", "tool_calls")
 #: the reset ``info`` keys that say how an episode was set up (the sampled solver, the mode, ...)
-SETTING_KEYS = ("task", "solver", "family", "library", "mode", "stage", "reward_preset")
+SETTING_KEYS = ("task", "solver", "family", "library", "mode", "stage", "reward_preset", "tolerance")
 STDERR_TAIL = 2000
 
 
@@ -67,10 +71,11 @@ class EvalConfig:
     per instance and seed; ``seeds``: evaluation seeds (the agent's sampling; the instances are the
     same for every seed); ``ks``: the k of pass@k etc. (each ``<= n_samples``); ``temperature``
     and ``max_new_tokens`` for model agents; ``batch_instances`` instances per batch;
-    ``workers`` threads stepping a batch's envs: 1 (the default) steps them one after the other,
-    which every env allows; more overlap their steps, which only an env whose ``step`` is
-    thread-safe may be given (not the Z3-backed ones: the logic envs, SolverTool-v0's
-    equivalence check and SAT-Bench share Z3's global context, which is not)."""
+    ``workers`` threads stepping a batch's envs: ``None`` (the default) uses up to
+    :data:`AUTO_WORKERS` where the env's steps wait on the sandbox and are thread-safe
+    (``env.concurrent_steps``: SolverOR-v0, SolverTool-v0), else 1; 1 steps them one after the
+    other, which every env allows; more is an error for an env whose problem is not thread-safe
+    (the step-verified logic envs share Z3's main context)."""
 
     env_id: str
     agent: str
@@ -84,7 +89,7 @@ class EvalConfig:
     temperature: float | None = None
     max_new_tokens: int = 256
     batch_instances: int = 16
-    workers: int = 1
+    workers: int | None = None
 
     def __post_init__(self):
         self.seeds = [int(s) for s in self.seeds]
@@ -98,7 +103,7 @@ class EvalConfig:
             raise ValueError(f"seeds repeat: {self.seeds}")
         if self.dataset is None and self.instances < 1:
             raise ValueError("instances must be >= 1")
-        if self.batch_instances < 1 or self.workers < 1:
+        if self.batch_instances < 1 or (self.workers is not None and self.workers < 1):
             raise ValueError("batch_instances and workers must be >= 1")
 
     def identity(self) -> dict[str, Any]:
@@ -203,6 +208,16 @@ def _open_run(cfg: EvalConfig, out: Path) -> None:
         path.write_text(json.dumps({"identity": cfg.identity(), "config": asdict(cfg)}, indent=2) + "\n")
 
 
+def _workers(cfg: EvalConfig, env: Any) -> int:
+    """The threads that step a batch (``EvalConfig.workers``)."""
+    if cfg.workers is None:
+        return AUTO_WORKERS if getattr(env, "concurrent_steps", False) else 1
+    if cfg.workers > 1 and not getattr(getattr(env, "problem", None), "thread_safe", False):
+        raise ValueError(f"{cfg.env_id} cannot be stepped in threads (its problem is not thread-safe); "
+                         f"use workers=1")
+    return cfg.workers
+
+
 def run_eval(cfg: EvalConfig, out: str | Path, *, agent: Any = None, progress: bool = True) -> Path:
     """Run (or resume) the evaluation ``cfg`` into the directory ``out``; returns it.
 
@@ -215,6 +230,7 @@ def run_eval(cfg: EvalConfig, out: str | Path, *, agent: Any = None, progress: b
     probe = gym.make(cfg.env_id, **cfg.env_kwargs)
     try:
         items = _instances(cfg, probe)
+        workers = _workers(cfg, probe.unwrapped)
     finally:
         probe.close()
     batches = _batches(cfg, len(items))
@@ -228,7 +244,7 @@ def run_eval(cfg: EvalConfig, out: str | Path, *, agent: Any = None, progress: b
     total = sum(len(b[2]) * cfg.n_samples for b in batches)
     bar = tqdm(total=total, initial=len(done), desc=f"eval {cfg.env_id} / {cfg.agent}", disable=not progress)
     correct = sum(1 for r in existing if r["correct"])
-    pool = ThreadPoolExecutor(cfg.workers) if cfg.workers > 1 else None
+    pool = ThreadPoolExecutor(workers) if workers > 1 else None
     try:
         with open(out / RECORDS, "a") as rec_f, open(out / TIMINGS, "a") as tim_f:
             for number, seed, idx in todo:

@@ -221,7 +221,54 @@ def test_the_or_report_says_why_each_answer_earned_nothing(tmp_path):
     assert block["accuracy"] == pytest.approx(1 / 7)
     # execution: the program ran and a solver reported a status (correct, infeasible, wrong objective)
     assert block["execution_rate"] == pytest.approx(3 / 7)
-    assert "| **all** | 14.3% | 42.9% |" in (tmp_path / "run" / "report.md").read_text()
+    md = (tmp_path / "run" / "report.md").read_text()
+    assert "| **all** | 14.3% | 42.9% |" in md
+    # the tolerance the env scored with is named though --kwargs did not give it
+    assert rep["tolerance"] == "relative (|y - y*| / (|y*| + 1) < 1e-6)"
+    assert "objective tolerance: relative (|y - y*| / (|y*| + 1) < 1e-6)" in md and "| accuracy (relative) |" in md
+
+
+def test_sandbox_envs_run_a_batch_s_programs_concurrently(tmp_path, monkeypatch):
+    import threading
+
+    from solvergym.envs.sandbox import SandboxPool
+
+    real, lock, state = SandboxPool.run_many, threading.Lock(), {"now": 0, "most": 0}
+
+    def counting(self, *a, **kw):
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        try:
+            return real(self, *a, **kw)
+        finally:
+            with lock:
+                state["now"] -= 1
+
+    monkeypatch.setattr(SandboxPool, "run_many", counting)
+    cfg = EvalConfig("SolverOR-v0", agent="oracle", instances=4, n_samples=2, batch_instances=4,
+                     env_kwargs={"tolerance": "absolute"})
+    threaded = run_eval(cfg, tmp_path / "threads", progress=False)
+    assert state["most"] > 1  # the default steps a batch's OR episodes in threads
+    state["most"] = 0
+    serial = run_eval(EvalConfig(**{**cfg.__dict__, "workers": 1}), tmp_path / "serial", progress=False)
+    assert state["most"] == 1
+    assert (threaded / "records.jsonl").read_bytes() == (serial / "records.jsonl").read_bytes()
+    assert write_report(serial, png=False)["tolerance"] == "absolute (|y - y*| <= 0.01)"
+
+
+@pytest.mark.parametrize("env_id,auto", [("SolverOR-v0", runner_module.AUTO_WORKERS),
+                                         ("SolverTool-v0", runner_module.AUTO_WORKERS),
+                                         ("SolverSAT-v0", 1), ("SolverZebra-v0", 1)])
+def test_threads_only_where_steps_wait_on_the_sandbox(env_id, auto):
+    env = gym.make(env_id)
+    try:
+        assert runner_module._workers(EvalConfig(env_id, agent="oracle"), env.unwrapped) == auto
+        if env_id == "SolverZebra-v0":  # Z3's main context is not thread-safe
+            with pytest.raises(ValueError, match="cannot be stepped in threads"):
+                runner_module._workers(EvalConfig(env_id, agent="oracle", workers=2), env.unwrapped)
+    finally:
+        env.close()
 
 
 def test_the_tool_report_counts_the_solvers_asked_for_and_called(tmp_path):

@@ -67,6 +67,12 @@ class ProblemEnvMixin:
     def set_difficulty(self, **kwargs: Any) -> None:
         self.knobs = self.knobs.replace(**kwargs)
 
+    @property
+    def concurrent_steps(self) -> bool:
+        """Whether stepping several of these envs in threads is safe and pays: the problem's
+        score is thread-safe and waits on the sandbox (:attr:`Problem.thread_safe`, ``sandboxed``)."""
+        return self.problem.thread_safe and self.problem.sandboxed
+
 
 class SingleTurnEnv(ProblemEnvMixin, TextEnv):
     """One prompt, one answer (see the module docstring)."""

@@ -146,6 +146,12 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
     #: the scripted oracle drives this env with tool calls (``agents/scripted.py``)
     tool_mode = True
 
+    @property
+    def concurrent_steps(self) -> bool:
+        """Every turn may wait on the sandbox; threads are safe when the posed problem's score is
+        (the equivalence check builds its formulas in a Z3 context per thread)."""
+        return self.problem.thread_safe
+
     def __init__(
         self,
         task: str | Callable[..., Problem] = "sat-bench",

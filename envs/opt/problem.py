@@ -97,6 +97,8 @@ class ORProblem(Problem):
     #: ``tool`` reward only (``equivalence`` proves Boolean formulas), no ```idk```
     solvers = OR_SOLVERS
     rehearse = OR_SOLVERS
+    #: the score waits on the sandbox; the MPS is read and checked in pure Python
+    thread_safe = sandboxed = True
     tool_rewards = ("tool",)
     sandbox_solvers_text = "gurobipy (a size-limited licence), highspy (HiGHS) and ortools (OR-Tools)"
     allows_idk = False
@@ -151,7 +153,8 @@ class ORProblem(Problem):
 
     def reset_info(self, instance: ORInstance) -> dict[str, Any]:
         # "library", not "solver": the tool mode reports its sampled solver as info["solver"]
-        return {"family": instance.family, "stage": self.stage, "library": self.solver}
+        return {"family": instance.family, "stage": self.stage, "library": self.solver,
+                "tolerance": self.tolerance}
 
     # -- text --------------------------------------------------------------------------------------
     def statement(self, instance: ORInstance) -> str:

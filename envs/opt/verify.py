@@ -29,13 +29,15 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "TAGS", "FORMAT_RULES", "TOLERANCES", "OK_STATUSES", "Sections", "sections", "format_reward",
+    "TAGS", "FORMAT_RULES", "TOLERANCES", "TOLERANCE_RULES", "OK_STATUSES", "Sections", "sections", "format_reward",
     "extract_program", "objective_matches", "advanced",
 ]
 
 TAGS = ("think", "model", "python")
 FORMAT_RULES = ("paper", "sirl_code")
 TOLERANCES = ("relative", "absolute")
+#: each tolerance's rule, as reports name it (:func:`objective_matches`)
+TOLERANCE_RULES = {"relative": "|y - y*| / (|y*| + 1) < 1e-6", "absolute": "|y - y*| <= 0.01"}
 #: captured statuses that count as "the solver reported a solution status" (execution)
 OK_STATUSES = ("optimal", "infeasible", "unbounded", "inf_or_unbd", "feasible")
 _FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)

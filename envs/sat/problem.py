@@ -77,6 +77,8 @@ class SATProblem(Problem):
     Knobs = SATKnobs
     components = ("format", "correct")
     solvers = SOLVER_FAMILIES
+    #: the score checks bits in pure Python (tool mode's threads overlap its sandbox waits)
+    thread_safe = True
 
     def __init__(self, max_chance_success: float | None = None):
         self.max_chance_success = max_chance_success
@@ -248,6 +250,8 @@ class SATBenchProblem(Problem):
     name = "sat-bench"
     instance_cls = DecisionInstance
     Knobs = SATBenchKnobs
+    #: the score reads an answer word in pure Python (tool mode's threads overlap its sandbox waits)
+    thread_safe = True
     components = ("format", "correct")
     solvers = SOLVER_FAMILIES
     bare_answers = DECISION_WORDS
