@@ -19,6 +19,7 @@ from .envs.sat.datasets import build_sat_bench, build_saturn_2_6k
 from .agents.sft_data import build_sat_rl_sft
 from .agents.or_sft import build_or_sft
 from .envs.opt.datasets import convert_benchmark
+from .envs.logic_steps.datasets import SPRING_DATASETS, build_spring
 from .envs.opt.problem import OR_SOLVERS
 from .kv import coerce_value, parse_kv
 from .registry import ENVS, default_kwargs, env_ids, get_entry, knobs
@@ -79,6 +80,8 @@ def cmd_dataset(args) -> int:
               f"({counts['n_infeasible']} infeasible), {counts['n_bad']} bad")
         for bad in manifest["bad"][:10]:
             print(f"  line {bad['line']}: {bad['reason']}")
+    elif args.name in SPRING_DATASETS:
+        manifest = build_spring(args.name, args.out, seed=args.seed, scale=args.scale)
     elif args.name == "or-sft":
         manifest = build_or_sft(args.out, n=1000 if args.n is None else args.n, seed=args.seed, solver=args.solver,
                                 test_fraction=args.test_fraction)
@@ -163,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     s.set_defaults(fn=cmd_sample)
 
     d = sub.add_parser("dataset", help="build a dataset as JSONL files")
-    d.add_argument("name", choices=["saturn-2.6k", "sat-bench", "sat-rl-sft", "or-convert", "or-sft"],
-                   help="sat-rl-sft: SolverTool-v0 oracle trajectories as chat JSONL (SAT-RL §3.3 warm-up); "
+    d.add_argument("name", choices=["saturn-2.6k", "sat-bench", "sat-rl-sft", "or-convert", "or-sft", *SPRING_DATASETS],
+                   help="spring-zebra / spring-lsat / spring-knights: Spring Table 3's splits from the generators; "
+                        "sat-rl-sft: SolverTool-v0 oracle trajectories as chat JSONL (SAT-RL §3.3 warm-up); "
                         "or-convert: a local OR benchmark file ({en_question, en_answer} JSONL or JSON array: "
                         "NL4OPT, MAMO, IndustryOR, OptMATH, OptiBench) as SolverOR-v0 instances; "
                         "or-sft: SolverOR-v0 oracle answers as chat JSONL")
@@ -180,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--solver", choices=list(OR_SOLVERS), default="gurobipy",
                    help="or-sft: the solver library the prompts ask for and the oracle's programs use")
     d.add_argument("--test-fraction", type=float, default=0.1, help="or-sft: the share of records in test.jsonl")
+    d.add_argument("--scale", type=float, default=1.0, help="spring-*: every split's size times this")
     d.set_defaults(fn=cmd_dataset)
 
     m = sub.add_parser("demo", help="oracle and random agents over every registered env, then a short GRPO run")

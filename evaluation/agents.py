@@ -8,6 +8,9 @@ spec                      agent
 ``random``                a well-formed uniformly random answer (:class:`~solvergym.agents.RandomAgent`)
 ``cdcl``                  a CDCL solver on SolverSAT-v0 (:class:`~solvergym.agents.cdcl.CDCLAgent`:
                           SATURN Table 18's baseline; ``cdcl:NAME`` picks the python-sat solver)
+``logic-lm:SPEC``         Logic-LM (:class:`~solvergym.agents.logic_lm.LogicLMAgent`, Spring Table 1's
+                          baseline) on the logic envs: the model ``SPEC`` names writes the formulas,
+                          Z3 solves them, up to 3 self-refinements
 ``hf:default``            the embedded SmolLM2-135M-Instruct through transformers (``hf:PATH``: a
                           local model folder or GGUF file)
 ``vllm:PATH``             a vLLM engine (``vllm:default``: the embedded model)
@@ -33,10 +36,11 @@ from .. import agents as _agents  # HFAgent, VLLMAgent, SamplingConfig load torc
 from ..agents import OpenAIAgent, OracleAgent, RandomAgent
 from ..agents.base import ChatPolicy
 from ..agents.cdcl import CDCLAgent
+from ..agents.logic_lm import LogicLMAgent
 
 __all__ = ["make_agent", "act", "reseed", "BUILTIN"]
 
-BUILTIN = ("oracle", "random", "cdcl", "hf", "vllm", "openai")
+BUILTIN = ("oracle", "random", "cdcl", "logic-lm", "hf", "vllm", "openai")
 
 
 def make_agent(spec: str, *, temperature: float | None = None, max_new_tokens: int = 256,
@@ -51,6 +55,12 @@ def make_agent(spec: str, *, temperature: float | None = None, max_new_tokens: i
     if spec == "random":
         return RandomAgent(seed)
     kind, _, rest = spec.partition(":")
+    if kind == "logic-lm":
+        if not rest:
+            raise ValueError("a Logic-LM agent names the model it drives: 'logic-lm:hf:default', "
+                             "'logic-lm:openai:URL#MODEL', ...")
+        return LogicLMAgent(make_agent(rest, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed),
+                            seed=seed)
     if kind == "cdcl":
         return CDCLAgent(rest or "cadical153")
     if kind in ("hf", "vllm"):
@@ -87,6 +97,9 @@ def reseed(agent: Any, seed: int) -> None:
     if callable(getattr(agent, "reseed", None)):
         agent.reseed(seed)
         return
+    if isinstance(agent, LogicLMAgent):  # its backup guesses, then the model it drives
+        agent.rng = np.random.default_rng(seed)
+        agent = agent.model
     if isinstance(agent, RandomAgent):
         agent.rng = np.random.default_rng(seed)
         return

@@ -1,12 +1,19 @@
 """``solvergym eval`` end to end: real envs, real scripted agents, real run directories."""
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
 
 import gymnasium as gym
 import pytest
 
 from solvergym.agents.scripted import oracle_action
 from solvergym.cli import main
+from solvergym.envs.sandbox import SandboxPool
 from solvergym.envs.sat.datasets import build_saturn_2_6k
 from solvergym.envs.sat.generator import difficulty
 from solvergym.evaluation import EvalConfig, load_records, run_eval, write_report
@@ -73,6 +80,41 @@ def test_a_killed_run_resumed_is_the_uninterrupted_run(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="another configuration"):
         run_eval(EvalConfig("SolverSAT-v0", agent="oracle", instances=12, n_samples=3, ks=[1, 3], seeds=[0, 1]),
                  tmp_path / "cut", progress=False)
+
+
+_SLOW_RUN = """
+import sys, time
+import solvergym
+from solvergym.agents import RandomAgent
+from solvergym.evaluation import EvalConfig, run_eval
+
+class Slow(RandomAgent):
+    def act(self, observations, envs=None):
+        time.sleep(0.3)
+        return super().act(observations, envs)
+
+cfg = EvalConfig("SolverSAT-v0", agent="random", instances=12, n_samples=3, ks=[1, 3], seeds=[0, 1],
+                 batch_instances=4)
+run_eval(cfg, sys.argv[1], agent=Slow(), progress=False)
+"""
+
+
+def test_a_run_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path):
+    cfg = EvalConfig("SolverSAT-v0", agent="random", instances=12, n_samples=3, ks=[1, 3], seeds=[0, 1],
+                     batch_instances=4)
+    whole = run_eval(cfg, tmp_path / "whole", progress=False)
+    cut = tmp_path / "cut"
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_RUN, str(cut)])
+    records, deadline = cut / "records.jsonl", time.monotonic() + 120
+    while time.monotonic() < deadline and not (records.exists() and records.stat().st_size > 0):
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    assert proc.wait() == -signal.SIGKILL
+    n_killed = len(load_records(cut))
+    assert 0 < n_killed < 72 and n_killed % 12 == 0  # whole batches only
+    run_eval(cfg, cut, progress=False)
+    assert records.read_bytes() == (whole / "records.jsonl").read_bytes()
+    assert write_report(cut, png=False) == write_report(whole, png=False)
 
 
 def test_levels_and_the_fit_against_d(tmp_path):
@@ -229,10 +271,6 @@ def test_the_or_report_says_why_each_answer_earned_nothing(tmp_path):
 
 
 def test_sandbox_envs_run_a_batch_s_programs_concurrently(tmp_path, monkeypatch):
-    import threading
-
-    from solvergym.envs.sandbox import SandboxPool
-
     real, lock, state = SandboxPool.run_many, threading.Lock(), {"now": 0, "most": 0}
 
     def counting(self, *a, **kw):

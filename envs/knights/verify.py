@@ -148,6 +148,10 @@ class KnightsFamily(Family):
         roles = [f"{'Knight' if b else 'Knave'}({n})" for n, b in zip(instance.names, instance.solution)]
         return "Together the statements fix everyone's identity.", "And(" + ", ".join(roles) + ")"
 
+    def solution_from_model(self, model: z3.ModelRef, theory: KnightsTheory, instance: KnightsInstance) -> dict[str, str]:
+        return {n: ("knight" if z3.is_true(model.eval(v, model_completion=True)) else "knave")
+                for n, v in theory.vars.items()}
+
     def random_answer(self, instance: KnightsInstance, rng: np.random.Generator) -> dict[str, Any]:
         ans = self.gold_answer(instance)
         bits = rng.integers(0, 2, size=len(instance.names))

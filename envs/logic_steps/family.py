@@ -15,7 +15,10 @@ import z3
 from ..base import Instance
 from .theory import Theory
 
-__all__ = ["Family", "SolutionScore", "PremiseGroup"]
+__all__ = ["Family", "SolutionScore", "PremiseGroup", "SOLVE_TIMEOUT_MS"]
+
+#: Z3's limit per check in :meth:`Family.solve_premises` (the formulas are a model's: hostile)
+SOLVE_TIMEOUT_MS = 10_000
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,31 @@ class Family:
     def random_answer(self, instance: Instance, rng: np.random.Generator) -> dict[str, Any]:
         """An answer in the family's schema with a uniformly random solution and no reasoning
         steps: it parses, but breaks the format rule that ``reasoning`` is not empty (App. E)."""
+        raise NotImplementedError
+
+    # -- Logic-LM's symbolic reasoner (Pan et al. 2023 §3.2; Spring Table 1's baseline) ----------
+    def solve_premises(self, theory: Theory, premises: list[z3.BoolRef], instance: Instance, *,
+                       timeout_ms: int = SOLVE_TIMEOUT_MS) -> tuple[Any, str | None]:
+        """What Γ_dom and ``premises`` (the answer's own, parsed) determine, as the answer's
+        ``solution``: ``(solution, None)``; ``(candidate, why)`` when they leave several
+        solutions (the first model's); ``(None, why)`` when they have none or the solver gave up.
+        The ground truth is not read. This default is for the families with a unique solution."""
+        s = z3.Solver()
+        s.set("timeout", int(timeout_ms))
+        s.add(*theory.domain(), *premises)
+        status = s.check()
+        if status != z3.sat:
+            return None, ("the formulas contradict each other: no solution satisfies them all"
+                          if status == z3.unsat else "the solver gave up on the formulas (time limit)")
+        model = s.model()
+        solution = self.solution_from_model(model, theory, instance)
+        s.add(z3.Or([v != model.eval(v, model_completion=True) for v in theory.state_vars()]))
+        if s.check() == z3.sat:
+            return solution, "the formulas leave more than one solution: a clue is missing or weaker than stated"
+        return solution, None
+
+    def solution_from_model(self, model: z3.ModelRef, theory: Theory, instance: Instance) -> Any:
+        """The answer's ``solution`` that a Z3 model of the theory stands for."""
         raise NotImplementedError
 
     def solution_only(self, answer: dict[str, Any]) -> dict[str, Any]:

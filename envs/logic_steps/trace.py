@@ -35,7 +35,7 @@ from ..parsing import tag_sections
 from .family import Family, SolutionScore
 from .formula import FormulaError, to_text
 from .reward import RewardConfig, aggregate, spring_reward
-from .theory import MetaStep
+from .theory import MetaStep, Theory
 from .verifier import BaseStatus, StepVerdict, StepVerifier, VerifyBudget, check_accept, check_novelty
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT_MAX_PREMISES",
     "DEFAULT_VERIFY_BUDGET_S",
     "extract_answer",
+    "read_premises",
     "split_prefix",
     "split_step_action",
     "TraceResult",
@@ -269,43 +270,8 @@ class TraceSession:
         """Parse the premises (and options) from an answer object and build the solver state.
 
         Returns the parse problems (empty when every premise parsed)."""
-        problems: list[str] = list(self.family.setup(obj, self.theory, self.instance))
-        texts, exprs, nodes = [], [], []
-        count = 0
-        for group in self.family.premise_groups:
-            entries = obj.get(group.key)
-            if entries is None:
-                problems.append(f'"{group.key}" is missing')
-                continue
-            if not isinstance(entries, list):
-                problems.append(f'"{group.key}" must be a list of strings')
-                continue
-            if not entries and not group.may_be_empty:
-                problems.append(f'"{group.key}" is empty')
-            for i, entry in enumerate(entries, 1):
-                count += 1
-                if count > DEFAULT_MAX_PREMISES:
-                    problems.append(f"more than {DEFAULT_MAX_PREMISES} premises")
-                    break
-                if not isinstance(entry, str):
-                    problems.append(f"{group.key}[{i}] is not a string")
-                    continue
-                letter, k, body = split_prefix(entry)
-                if group.prefix_required and (letter != group.letter or k != i):
-                    self.format_issues.append(f"{group.key}[{i}] should start with '{group.letter}{i}: '")
-                if group.period_required and not entry.rstrip().endswith("."):
-                    self.format_issues.append(f"{group.key}[{i}] should end with a period")
-                if "\n" in entry.strip():
-                    self.format_issues.append(f"{group.key}[{i}] spans several lines")
-                try:
-                    node = self.theory.parse(body)
-                    expr = self.theory.compile(node)
-                except FormulaError as e:
-                    problems.append(f"{group.letter}{i} ({body[:60]!r}): {e}")
-                    continue
-                texts.append(to_text(node))
-                exprs.append(expr)
-                nodes.append(node)
+        texts, exprs, nodes, problems = read_premises(self.family, self.theory, self.instance, obj,
+                                                      self.format_issues)
         self.premises_set = True
         self.premises_ok = not problems
         self.parse_issues.extend(problems)
@@ -523,6 +489,52 @@ def _check_reasoning(reasoning: Any, issues: list[str]) -> list[tuple[str | None
     if reasoning and len(reasoning) % 2 == 1:
         issues.append("reasoning ends with a sentence that has no formal step")
     return out
+
+
+def read_premises(family: Family, theory: Theory, instance: Instance, obj: dict[str, Any],
+                  format_issues: list[str]) -> tuple[list[str], list[z3.BoolRef], list[Any], list[str]]:
+    """The premises of an answer object, parsed and compiled against ``theory`` (the family's
+    ``setup`` first: AR-LSAT's options): ``(texts, expressions, nodes, problems)``, where
+    ``problems`` are the entries that did not parse; breaches of the prefix / period rules go to
+    ``format_issues``."""
+    problems: list[str] = list(family.setup(obj, theory, instance))
+    texts, exprs, nodes = [], [], []
+    count = 0
+    for group in family.premise_groups:
+        entries = obj.get(group.key)
+        if entries is None:
+            problems.append(f'"{group.key}" is missing')
+            continue
+        if not isinstance(entries, list):
+            problems.append(f'"{group.key}" must be a list of strings')
+            continue
+        if not entries and not group.may_be_empty:
+            problems.append(f'"{group.key}" is empty')
+        for i, entry in enumerate(entries, 1):
+            count += 1
+            if count > DEFAULT_MAX_PREMISES:
+                problems.append(f"more than {DEFAULT_MAX_PREMISES} premises")
+                break
+            if not isinstance(entry, str):
+                problems.append(f"{group.key}[{i}] is not a string")
+                continue
+            letter, k, body = split_prefix(entry)
+            if group.prefix_required and (letter != group.letter or k != i):
+                format_issues.append(f"{group.key}[{i}] should start with '{group.letter}{i}: '")
+            if group.period_required and not entry.rstrip().endswith("."):
+                format_issues.append(f"{group.key}[{i}] should end with a period")
+            if "\n" in entry.strip():
+                format_issues.append(f"{group.key}[{i}] spans several lines")
+            try:
+                node = theory.parse(body)
+                expr = theory.compile(node)
+            except FormulaError as e:
+                problems.append(f"{group.letter}{i} ({body[:60]!r}): {e}")
+                continue
+            texts.append(to_text(node))
+            exprs.append(expr)
+            nodes.append(node)
+    return texts, exprs, nodes, problems
 
 
 def score_trace(

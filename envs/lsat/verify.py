@@ -38,7 +38,7 @@ import numpy as np
 import z3
 
 from ..logic_steps.facts import int_atoms, pred_atoms
-from ..logic_steps.family import Family, PremiseGroup, SolutionScore
+from ..logic_steps.family import SOLVE_TIMEOUT_MS, Family, PremiseGroup, SolutionScore
 from ..logic_steps.formula import FormulaError, Language, Node, parse_formula
 from ..logic_steps.sample import WorldSample
 from ..logic_steps.theory import Theory
@@ -287,6 +287,36 @@ class LSATFamily(Family):
         else:
             out.append((f"Option {answer} is impossible.", f"Unsat(Option_{answer})"))
         return out
+
+    def solve_premises(self, theory: LSATTheory, premises: list[z3.BoolRef], instance: LSATInstance, *,
+                       timeout_ms: int = SOLVE_TIMEOUT_MS) -> tuple[Any, str | None]:
+        """The option the question type selects, over the answer's own rules, facts and options:
+        must-be-true and if-then, the one the premises entail; could-be-true, the one consistent
+        with them; cannot-be-true, the one inconsistent with them."""
+        missing = [x for x in OPTION_LETTERS if x not in theory.options]
+        if missing:
+            return None, "no formula for option(s) " + ", ".join(missing)
+        s = z3.Solver()
+        s.set("timeout", int(timeout_ms))
+        s.add(*theory.domain(), *premises)
+        status = s.check()
+        if status != z3.sat:
+            return None, ("the rules and facts contradict each other" if status == z3.unsat
+                          else "the solver gave up on the formulas (time limit)")
+        qt, picked, unknown = instance.question_type, [], False
+        for letter in OPTION_LETTERS:
+            o = theory.options[letter]
+            r = s.check(z3.Not(o) if qt in ("must_be_true", "if_then") else o)
+            unknown |= r == z3.unknown
+            if (r == z3.sat) == (qt == "could_be_true") and r != z3.unknown:
+                picked.append(letter)
+        if len(picked) == 1:
+            return {"selected_option": picked[0]}, None
+        why = "the solver gave up on an option; " if unknown else ""
+        if picked:
+            return ({"selected_option": picked[0]},
+                    why + f"options {', '.join(picked)} all qualify as {qt.replace('_', ' ')}; exactly one should")
+        return None, why + f"no option qualifies as {qt.replace('_', ' ')} under the formulas"
 
     def random_answer(self, instance: LSATInstance, rng: np.random.Generator) -> dict[str, Any]:
         ans = self.gold_answer(instance)

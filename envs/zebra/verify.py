@@ -225,6 +225,12 @@ class ZebraFamily(Family):
         cells = [f"{t} == {h}" for h, row in enumerate(instance.solution, 1) for t in row]
         return "Together the clues fix every house.", "And(" + ", ".join(cells) + ")"
 
+    def solution_from_model(self, model: z3.ModelRef, theory: ZebraTheory, instance: ZebraInstance) -> dict[str, Any]:
+        house = {t: model.eval(v, model_completion=True).as_long() for t, v in theory.vars.items()}
+        rows = [[str(h)] + [next((t for t in vs if house[t] == h), "") for vs in instance.values]
+                for h in range(1, instance.n_houses + 1)]
+        return {"header": instance.solution_header, "rows": rows}
+
     def random_answer(self, instance: ZebraInstance, rng: np.random.Generator) -> dict[str, Any]:
         ans = self.gold_answer(instance)
         cols = [list(rng.permutation(vs)) for vs in instance.values]
