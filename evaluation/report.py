@@ -228,11 +228,34 @@ def build_report(run_dir: str | Path, by: list[str] | None = None) -> dict[str, 
             row["D"] = sum(lv["D"]) / len(lv["D"])
         row.update(_family_blocks(lv["records"]))
         report["levels"].append(row)
+    grid = heatmap(report["levels"])
+    if grid is not None:
+        report["heatmap"] = grid
     with_d = [row for row in report["levels"] if "D" in row]
     if len(with_d) >= 2:
         report["accuracy_vs_D"] = linear_fit([row["D"] for row in with_d],
                                              [row["metrics"]["pass@1"]["mean"] for row in with_d])
     return report
+
+
+def heatmap(levels: list[dict]) -> dict[str, Any] | None:
+    """pass@1 over two difficulty knobs, when exactly two numeric knobs vary across the levels
+    (Zebra's houses x attributes): ``{"x", "y", "xs", "ys", "pass@1"}``, rows by ``ys``, ``None``
+    for a cell no level has; levels that differ only in other keys are pooled over instances."""
+    numeric = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)  # noqa: E731
+    keys = sorted({k for lv in levels for k, v in lv["level"].items() if numeric(v)})
+    varying = [k for k in keys if len({lv["level"].get(k) for lv in levels}) > 1]
+    if len(varying) != 2 or not all(all(numeric(lv["level"].get(k)) for k in varying) for lv in levels):
+        return None
+    x, y = varying
+    cells: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for lv in levels:
+        c = cells[(lv["level"][x], lv["level"][y])]
+        c[0] += lv["metrics"]["pass@1"]["mean"] * lv["instances"]
+        c[1] += lv["instances"]
+    xs, ys = sorted({a for a, _ in cells}), sorted({b for _, b in cells})
+    grid = [[cells[(a, b)][0] / cells[(a, b)][1] if (a, b) in cells else None for a in xs] for b in ys]
+    return {"x": x, "y": y, "xs": xs, "ys": ys, "pass@1": grid}
 
 
 def _fmt(m: dict | None) -> str:
@@ -309,6 +332,13 @@ def to_markdown(rep: dict[str, Any]) -> str:
                       f"equivalence {t['equivalence_rate']:.1%}, {t['mean_tool_calls']:.2f} tool calls per episode; "
                       "solver asked for: " + ", ".join(f"{k} {v}" for k, v in t["solver_asked"].items())
                   + "; solver the last call used: " + ", ".join(f"{k} {v}" for k, v in t["solver_called"].items())]
+    grid = rep.get("heatmap")
+    if grid:
+        lines += ["", f"pass@1 by {grid['y']} (rows) and {grid['x']} (columns):", "",
+                  f"| {grid['y']} \\ {grid['x']} | " + " | ".join(map(str, grid["xs"])) + " |",
+                  "|" + "---|" * (len(grid["xs"]) + 1)]
+        for b, row in zip(grid["ys"], grid["pass@1"]):
+            lines.append(f"| {b} | " + " | ".join("-" if v is None else f"{v:.3f}" for v in row) + " |")
     comps = rep["overall"]["components"]
     if comps:
         lines += ["", "Mean reward components: " + ", ".join(f"{k} {v:.3f}" for k, v in comps.items())]
@@ -321,7 +351,8 @@ def plot(rep: dict[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    grid = rep.get("heatmap")
+    fig, axes = plt.subplots(1, 3 if grid else 2, figsize=(14.5 if grid else 10, 3.8))
     ks = rep["ks"]
     m = rep["overall"]["metrics"]
     for name, style in (("pass@", "o-"), ("pass^", "s--")):
@@ -353,6 +384,20 @@ def plot(rep: dict[str, Any], path: Path) -> None:
         axes[1].set_xlim(0, 1)
         axes[1].set_xlabel("pass@1")
     axes[1].set_title("pass@1 by level", fontsize=9)
+    if grid:
+        values = [[float("nan") if v is None else v for v in row] for row in grid["pass@1"]]
+        im = axes[2].imshow(values, origin="lower", vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto")
+        axes[2].set_xticks(range(len(grid["xs"])), [str(v) for v in grid["xs"]])
+        axes[2].set_yticks(range(len(grid["ys"])), [str(v) for v in grid["ys"]])
+        for r, row in enumerate(grid["pass@1"]):
+            for c, v in enumerate(row):
+                if v is not None:
+                    axes[2].text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                                 color="white" if v < 0.6 else "black")
+        axes[2].set_xlabel(grid["x"])
+        axes[2].set_ylabel(grid["y"])
+        axes[2].set_title("pass@1", fontsize=9)
+        fig.colorbar(im, ax=axes[2])
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

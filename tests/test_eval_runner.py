@@ -13,6 +13,7 @@ import pytest
 
 from solvergym.agents.scripted import oracle_action
 from solvergym.cli import main
+from solvergym.envs.logic_steps.datasets import build_spring_zebra
 from solvergym.envs.sandbox import SandboxPool
 from solvergym.envs.sat.datasets import build_saturn_2_6k
 from solvergym.envs.sat.generator import difficulty
@@ -339,3 +340,24 @@ def test_the_cdcl_baseline_solves_every_saturn_level(tmp_path):
     assert rep["overall"]["metrics"]["pass@1"]["mean"] == 1.0 and len(agent.solve_seconds) == 20
     with pytest.raises(TypeError, match="SolverSAT-v0"):
         run_eval(EvalConfig("SolverKnights-v0", agent="cdcl", instances=1), tmp_path / "k", progress=False)
+
+
+def test_two_varying_knobs_make_a_heatmap(tmp_path):
+    build_spring_zebra(tmp_path / "zebra", scale=0.03, progress=False)
+    cfg = EvalConfig("SolverZebra-v0", agent="random", dataset=str(tmp_path / "zebra" / "test.jsonl"), n_samples=8)
+    rep = write_report(run_eval(cfg, tmp_path / "run", progress=False))
+    grid = rep["heatmap"]
+    assert (grid["x"], grid["y"]) == ("n_attributes", "n_houses")
+    by_size: dict = {}
+    for r in load_records(tmp_path / "run"):
+        by_size.setdefault((r["difficulty"]["n_attributes"], r["difficulty"]["n_houses"]), []).append(r["correct"])
+    assert sorted(by_size) == sorted((a, b) for b in grid["ys"] for a in grid["xs"]
+                                     if grid["pass@1"][grid["ys"].index(b)][grid["xs"].index(a)] is not None)
+    for (a, b), cs in by_size.items():
+        assert grid["pass@1"][grid["ys"].index(b)][grid["xs"].index(a)] == pytest.approx(sum(cs) / len(cs))
+    assert any(v for row in grid["pass@1"] for v in row if v)  # 2x2 puzzles are guessed now and then
+    assert "pass@1 by n_houses (rows) and n_attributes (columns):" in (tmp_path / "run" / "report.md").read_text()
+    assert (tmp_path / "run" / "report.png").stat().st_size > 10_000
+    # one varying knob (SAT's l at fixed n, k): no heatmap
+    one = EvalConfig("SolverSAT-v0", agent="random", instances=3)
+    assert "heatmap" not in write_report(run_eval(one, tmp_path / "sat", progress=False), png=False)
