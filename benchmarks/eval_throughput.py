@@ -5,6 +5,8 @@
     python benchmarks/eval_throughput.py                  # n = 8 samples x 16 instances, 128 tokens
     python benchmarks/eval_throughput.py --quick          # 4 x 4, 32 tokens (a minute)
 
+(``--baseline-samples`` below.)
+
 The work is the same on every side: the SATURN prompts of ``--instances`` generated instances
 (seeds 0..), ``--n`` samples each, exactly ``--tokens`` new tokens per sample (EOS ignored, no stop
 strings, temperature 1), one model loaded once. Sides:
@@ -13,11 +15,16 @@ strings, temperature 1), one model loaded once. Sides:
   the batch goes to ``HFAgent.generate`` in one call (rows of ``batch_size`` at a time, each
   distinct prompt prefilled once and its KV cache shared by its samples), then the env scores
   them; the time includes the env (reset, step, records);
-- ``single``: ``HFAgent.act([observation])`` once per sample, ``instances x n`` calls (how an
-  evaluation loop of one conversation at a time runs, ``benchmarks/evaluate.run_episodes``); the
-  env's scoring is not timed;
+- ``single``: ``HFAgent.act([observation])`` once per sample (how an evaluation loop of one
+  conversation at a time runs, ``benchmarks/evaluate.run_episodes``); the env's scoring is not
+  timed;
 - ``generate``: ``model.generate(prompt, do_sample=True, num_return_sequences=n)`` once per
   instance (the usual transformers evaluation script); decoding only.
+
+The two baselines cost the same per sample whatever their count (one call after another), so they
+run ``--baseline-samples`` of the samples (default 16; the prompts in turn, whole instances for
+``generate``) and the ratios compare samples per second: the issue's full size (16 x 8 x 128)
+would otherwise spend over an hour of a 2-core machine on the baselines alone.
 
 Prints samples/s for each and the ratios eval/single and eval/generate, and writes
 ``benchmarks/results/eval_throughput.json``. Target: eval >= 3x single. Timings on this shared
@@ -56,6 +63,8 @@ def main(argv=None) -> int:
     p.add_argument("--n", type=int, default=8, help="samples per instance")
     p.add_argument("--tokens", type=int, default=128, help="new tokens per sample")
     p.add_argument("--batch-size", type=int, default=None, help="HFAgent rows per forward (default: n x instances)")
+    p.add_argument("--baseline-samples", type=int, default=16,
+                   help="samples the single-act and generate sides decode (their cost per sample is constant)")
     p.add_argument("--quick", action="store_true", help="4 instances x 4 samples, 32 tokens")
     p.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
     args = p.parse_args(argv)
@@ -85,28 +94,29 @@ def main(argv=None) -> int:
     rows.append({"side": "eval", "calls": 1, "samples": n_eval, "seconds": dt_eval, "samples_per_s": n_eval / dt_eval})
 
     # single: one act per sample
+    n_single = max(1, min(args.baseline_samples, total))
     t = time.perf_counter()
-    for obs in prompts:
-        for _ in range(args.n):
-            agent.act([obs])
+    for s in range(n_single):
+        agent.act([prompts[s // args.n]])
     dt_single = time.perf_counter() - t
-    rows.append({"side": "single act", "calls": total, "samples": total, "seconds": dt_single,
-                 "samples_per_s": total / dt_single})
+    rows.append({"side": "single act", "calls": n_single, "samples": n_single, "seconds": dt_single,
+                 "samples_per_s": n_single / dt_single})
 
     # generate: transformers' own sampling, n return sequences per prompt
     model, tok = agent.model, agent.tokenizer
+    n_gen = max(1, min(args.instances, -(-args.baseline_samples // args.n)))
     t = time.perf_counter()
     with torch.no_grad():
-        for obs in prompts:
+        for obs in prompts[:n_gen]:
             ids = torch.tensor([agent.chat_ids([{"role": "user", "content": obs}])])
             model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=True, temperature=1.0, top_k=0,
                            max_new_tokens=args.tokens, min_new_tokens=args.tokens, num_return_sequences=args.n,
                            pad_token_id=tok.eos_token_id)
     dt_gen = time.perf_counter() - t
-    rows.append({"side": "generate(num_return_sequences)", "calls": args.instances, "samples": total,
-                 "seconds": dt_gen, "samples_per_s": total / dt_gen})
+    rows.append({"side": "generate(num_return_sequences)", "calls": n_gen, "samples": n_gen * args.n,
+                 "seconds": dt_gen, "samples_per_s": n_gen * args.n / dt_gen})
 
-    ratio_single, ratio_gen = dt_single / dt_eval * n_eval / total, dt_gen / dt_eval * n_eval / total
+    ratio_single, ratio_gen = (rows[0]["samples_per_s"] / rows[i]["samples_per_s"] for i in (1, 2))
     print(f"{ENV}: {args.instances} instances x {args.n} samples, {args.tokens} new tokens each, embedded model on "
           f"{os.cpu_count()} CPUs (HFAgent batch_size {agent.batch_size})")
     print(format_table(rows, [("side", "side", "s"), ("calls", "calls", "d"), ("samples", "samples", "d"),
