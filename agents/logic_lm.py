@@ -120,6 +120,8 @@ class LogicLMAgent:
     def _complete(self, conversations: list[list[dict[str, str]]]) -> list[str]:
         if isinstance(self.model, ChatPolicy):
             return [c.text for c in self.model.generate([self.model.chat_ids(c) for c in conversations])]
+        if callable(getattr(self.model, "chat_many", None)):  # OpenAIAgent: concurrent requests
+            return [r.text for r in self.model.chat_many(conversations)]
         return [self.model.chat(c).text for c in conversations]
 
     @staticmethod

@@ -171,11 +171,15 @@ class OpenAIAgent:
 
     # ------------------------------------------------------------------ the agent protocol
     def act(self, observations: Sequence[str], envs: Sequence[Any] | None = None) -> list[str]:
-        convs = [[{"role": "user", "content": o}] for o in observations]
+        return [r.text for r in self.chat_many([[{"role": "user", "content": o}] for o in observations])]
+
+    def chat_many(self, conversations: Sequence[Sequence[dict[str, str]]]) -> list[ChatResult]:
+        """One completion per conversation, up to ``max_workers`` requests in flight, in order."""
+        convs = list(conversations)
         if len(convs) <= 1 or self.max_workers == 1:
-            return [self.chat(c).text for c in convs]
+            return [self.chat(c) for c in convs]
         with ThreadPoolExecutor(max_workers=min(self.max_workers, len(convs))) as pool:
-            return [r.text for r in pool.map(self.chat, convs)]
+            return list(pool.map(self.chat, convs))
 
     def chat(self, messages: Sequence[dict[str, str]], **overrides: Any) -> ChatResult:
         """One chat completion of ``messages``; ``overrides`` replace request fields."""

@@ -21,8 +21,9 @@ spec                      agent
 ========================  ===========================================================================
 
 Model-backed agents see the whole conversation of a multi-turn episode (the env's
-``info["messages"]`` through the chat template), scripted and user agents the observation and
-the env, as ``Agent.act`` defines. Every batch starts from a seed derived from the run's seed and
+``info["messages"]``: through the chat template for HF and vLLM, as the request's messages for an
+OpenAI server, a batch's requests concurrent), scripted and user agents the observation and the
+env, as ``Agent.act`` defines. Every batch starts from a seed derived from the run's seed and
 the batch (:func:`reseed`), so that a batch run again (a resumed run) samples what it sampled.
 """
 from __future__ import annotations
@@ -121,6 +122,8 @@ def act(agent: Any, observations: Sequence[str], envs: Sequence[Any],
     if isinstance(agent, ChatPolicy):
         prompts = [agent.chat_ids(list(c)) for c in conversations]
         out = [c.text for c in agent.generate(prompts)]
+    elif isinstance(agent, OpenAIAgent):  # concurrent requests, each with its whole conversation
+        out = [r.text for r in agent.chat_many([list(c) for c in conversations])]
     else:
         out = agent.act(list(observations), list(envs))
     if not isinstance(out, (list, tuple)) or len(out) != len(observations):

@@ -13,6 +13,7 @@ import pytest
 from solvergym.agents.hf import StopChecker
 from solvergym.agents.openai_agent import OpenAIAgent, OpenAIError, truncate_at_stop
 from solvergym.envs.parsing import final_answer_block
+from solvergym.evaluation import EvalConfig, load_records, run_eval
 
 
 def completion(text, finish="stop", **choice):
@@ -242,3 +243,17 @@ def test_bad_arguments():
         OpenAIAgent("ftp://x/v1", "m")
     with pytest.raises(ValueError):
         OpenAIAgent("http://127.0.0.1:1/v1", "m", timeout=0)
+
+
+def test_eval_sends_each_turn_the_whole_conversation_concurrently(server, tmp_path):
+    server.default = reply(obj=completion("Let me think about it first."))  # no answer: a second turn
+    agent = OpenAIAgent(server.url, "tiny", max_workers=4)
+    cfg = EvalConfig("SolverTool-v0", agent="openai", instances=2, n_samples=2, env_kwargs={"max_turns": 2})
+    run_eval(cfg, tmp_path / "run", agent=agent, progress=False)
+    recs = load_records(tmp_path / "run")
+    assert len(recs) == 4 and all(r["turns"] == 2 for r in recs)
+    second = [r["json"]["messages"] for r in server.requests if len(r["json"]["messages"]) > 1]
+    assert len(server.requests) == 8 and len(second) == 4
+    for msgs in second:  # prompt, the first answer, the env's reply to it
+        assert [m["role"] for m in msgs] == ["user", "assistant", "user"]
+        assert msgs[1]["content"] == "Let me think about it first." and "answer" in msgs[2]["content"]
