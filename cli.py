@@ -11,6 +11,7 @@ import gymnasium as gym
 from .agents import OracleAgent, RandomAgent
 from .agents.scripted import oracle_action
 from .algorithms.config import make_config
+from .algorithms.presets import PRESETS
 from .benchmarks.evaluate import format_table, run_episodes
 from .benchmarks.plots import plot_run
 from .cli_check_trace import add_cli as add_check_trace
@@ -118,7 +119,8 @@ def cmd_train(args) -> int:
                                 ("out_dir", args.out), ("seed", args.seed)) if v is not None}
     if args.env_kwargs:
         kwargs["env_kwargs"] = _env_kwargs(args.env_kwargs, "--env-kwargs")
-    cfg = make_config(args.algo, file=args.config, overrides=parse_kv(args.set, fields=True), **kwargs)
+    cfg = make_config(args.algo, file=args.config, overrides=parse_kv(args.set, fields=True),
+                      paper_scale=args.paper_scale, **kwargs)
     trainer = Trainer(cfg)
     history = trainer.train()
     if trainer.acc.is_main_process:
@@ -195,8 +197,12 @@ def main(argv: list[str] | None = None) -> int:
     m.set_defaults(fn=cmd_demo)
 
     t = sub.add_parser("train", help="train a model against an env (GRPO / DAPO / REINFORCE++)")
-    t.add_argument("--algo", choices=["grpo", "dapo", "reinforce_pp"], default=None,
-                   help="preset (default: the config file's, else grpo)")
+    t.add_argument("--algo", choices=list(PRESETS), default=None,
+                   help="preset: a paper's recipe as printed, or its shipped code's (algorithms/presets.py); "
+                        "grpo = saturn_grpo, dapo = dapo_paper, reinforce_pp = sirl_reinforce_pp "
+                        "(default: the config file's, else grpo)")
+    t.add_argument("--paper-scale", action="store_true",
+                   help="the preset paper's scale too (prompts per step, generation length, mini-batches): GPUs")
     t.add_argument("--env", default=None)
     t.add_argument("--env-kwargs", nargs="*", metavar="KEY=VALUE")
     t.add_argument("--model", default=None, help='"default" (embedded SmolLM2-135M), a folder or a hub id')

@@ -37,6 +37,10 @@ class SamplingConfig:
     stop: tuple[str, ...] = DEFAULT_STOP
     stop_at_answer_block: bool = True
     ignore_eos: bool = False  # keep generating after EOS (fixed-length workloads for benchmarks)
+    #: > 1 penalises every token already in the row (prompt and completion): its logit is divided
+    #: by the penalty when positive, multiplied when negative (CTRL, as transformers and vLLM do;
+    #: SIRL Table 7: 1.02). The completion's log-probs are then the penalised distribution's.
+    repetition_penalty: float = 1.0
     seed: int | None = None
 
 
@@ -93,6 +97,14 @@ class HFAgent(ChatPolicy):
         self.batch_size = batch_size
         self._pieces: dict[int, str] = {}  # token id -> its text, for the stop checks
         self._cache_kw = cache_kwarg(model)
+        self._gen: torch.Generator | None = None  # set by reseed(): one stream over all calls
+
+    def reseed(self, seed: int) -> None:
+        """Draw every later sample from one stream seeded with ``seed`` (and set ``sampling.seed``):
+        the samples then depend on the seed and the calls alone, not on torch's global RNG."""
+        self.sampling.seed = int(seed)
+        self._gen = torch.Generator(device="cpu")
+        self._gen.manual_seed(int(seed))
 
     # ------------------------------------------------------------------ generation
     @torch.no_grad()
@@ -144,9 +156,19 @@ class HFAgent(ChatPolicy):
         cache.batch_select_indices(sel.to(device))
         reserve_cache(cache, width + sp.max_new_tokens)
         logits, attn, next_pos = logits[sel.to(device)], attn[sel], pos[sel, -1] + 1
-        gen = torch.Generator(device="cpu")
-        gen.manual_seed(sp.seed if sp.seed is not None else int(torch.randint(0, 2**62, (1,)).item()))
+        gen = self._gen
+        if gen is None:  # no reseed(): sp.seed for this call, else a draw from torch's global RNG
+            gen = torch.Generator(device="cpu")
+            gen.manual_seed(sp.seed if sp.seed is not None else int(torch.randint(0, 2**62, (1,)).item()))
         temp = 1.0 if sp.greedy else sp.temperature
+        penalty = float(sp.repetition_penalty)
+        if penalty <= 0:
+            raise ValueError(f"repetition_penalty must be > 0, got {penalty}")
+        seen = None
+        if penalty != 1.0:  # the tokens of each row so far, prompt included
+            seen = torch.zeros((len(rows), logits.shape[-1]), dtype=torch.bool)
+            for r, row in enumerate(rows):
+                seen[r, torch.tensor(row, dtype=torch.long)] = True
         checker = StopChecker(sp.stop, sp.stop_at_answer_block)
         n = len(rows)
         out_ids: list[list[int]] = [[] for _ in range(n)]
@@ -155,12 +177,17 @@ class HFAgent(ChatPolicy):
         reasons = ["length"] * n
         active = torch.arange(n)  # rows still generating, in cache order
         for _ in range(sp.max_new_tokens):
-            logp = torch.log_softmax(logits.cpu() / temp, dim=-1)
+            logits = logits.cpu()
+            if seen is not None:
+                logits = torch.where(seen, torch.where(logits > 0, logits / penalty, logits * penalty), logits)
+            logp = torch.log_softmax(logits / temp, dim=-1)
             if sp.greedy:
                 nxt = logp.argmax(-1)
             else:
                 nxt = sample(_filter(logp, sp.top_p, sp.top_k), gen)
             picked = logp.gather(1, nxt[:, None]).squeeze(1)
+            if seen is not None:
+                seen[torch.arange(len(nxt)), nxt] = True
             keep = []
             for j, row in enumerate(active.tolist()):
                 t = int(nxt[j])
@@ -181,6 +208,8 @@ class HFAgent(ChatPolicy):
                 k = torch.tensor(keep)
                 cache.batch_select_indices(k.to(device))
                 active, nxt, attn, next_pos = active[k], nxt[k], attn[k], next_pos[k]
+                if seen is not None:
+                    seen = seen[k]
             attn = torch.cat([attn, torch.ones((len(active), 1), dtype=attn.dtype)], dim=1)
             logits, cache = self._forward(nxt[:, None].to(device), attn.to(device), next_pos[:, None].to(device), cache)
             next_pos = next_pos + 1

@@ -33,6 +33,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+import numpy as np
+
 from .base import ChatPolicy
 from .hf import Completion, SamplingConfig, StopChecker
 from .models import DEFAULT_MODEL, load_tokenizer, resolve_model
@@ -196,6 +198,13 @@ class VLLMAgent(ChatPolicy):
         self.max_model_len = int(self.llm.llm_engine.model_config.max_model_len)
         self._SamplingParams = vllm.SamplingParams
         self.weight_syncs = 0
+        self._calls: int | None = None  # generate calls since reseed() (None: never reseeded)
+
+    def reseed(self, seed: int) -> None:
+        """Seed every later call from ``seed`` and the call's number (and set ``sampling.seed``), so
+        that calls after a reseed differ from one another and repeat exactly after the same reseed."""
+        self.sampling.seed = int(seed)
+        self._calls = 0
 
     # ------------------------------------------------------------------ generation
     def _params(self, sp: SamplingConfig, n: int, max_tokens: int, seed: int | None):
@@ -207,6 +216,8 @@ class VLLMAgent(ChatPolicy):
             kwargs["ignore_eos"] = True
         elif self.tokenizer.eos_token_id is not None:
             kwargs["stop_token_ids"] = [int(self.tokenizer.eos_token_id)]
+        if sp.repetition_penalty != 1.0:
+            kwargs["repetition_penalty"] = float(sp.repetition_penalty)
         if sp.greedy:
             kwargs.update(temperature=0.0)
         else:
@@ -218,11 +229,16 @@ class VLLMAgent(ChatPolicy):
     ) -> list[Completion]:
         """``n`` completions per prompt (prompt-major order), all prompts in one engine call.
 
-        With ``sampling.seed`` set, prompt ``i`` gets seed ``seed + i * n`` (vLLM gives its ``n``
-        samples ``seed + j``), so every row is reproducible and the rows differ. A prompt that
+        With ``sampling.seed`` set, prompt ``i`` gets seed ``base + i * n`` (vLLM gives its ``n``
+        samples ``base + j``), so every row is reproducible and the rows differ; ``base`` is the seed
+        itself, or after :meth:`reseed` a draw from (seed, the call's number). A prompt that
         leaves no room under ``max_model_len`` gets an empty "length" completion.
         """
         sp = sampling or self.sampling
+        base = sp.seed
+        if base is not None and self._calls is not None:
+            base = int(np.random.SeedSequence([int(sp.seed), self._calls]).generate_state(1)[0])
+            self._calls += 1
         rows = [list(map(int, p)) for p in prompts]
         out: list[list[Completion] | None] = [None] * len(rows)
         todo, params = [], []
@@ -231,7 +247,7 @@ class VLLMAgent(ChatPolicy):
             if room <= 0 or not ids:
                 out[i] = [Completion([], [], "", "length") for _ in range(n)]
                 continue
-            seed = None if sp.seed is None else int(sp.seed) + i * n
+            seed = None if base is None else int(base) + i * n
             todo.append(i)
             params.append(self._params(sp, n, room, seed))
         if todo:

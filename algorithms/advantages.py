@@ -30,14 +30,14 @@ def _identity(x: torch.Tensor) -> torch.Tensor:
     return x
 
 
-def _group_stats(rewards: torch.Tensor, group: torch.Tensor):
-    """Per-episode mean and unbiased std of its group."""
+def _group_stats(rewards: torch.Tensor, group: torch.Tensor, population: bool = False):
+    """Per-episode mean and std of its group (unbiased, or ``population``: 1/G)."""
     ids, inverse, counts = torch.unique(group, return_inverse=True, return_counts=True)
     sums = torch.zeros(len(ids), dtype=rewards.dtype).index_add_(0, inverse, rewards)
     mean = sums / counts
     dev = (rewards - mean[inverse]) ** 2
     ss = torch.zeros(len(ids), dtype=rewards.dtype).index_add_(0, inverse, dev)
-    var = ss / (counts - 1).clamp(min=1)
+    var = ss / (counts if population else (counts - 1).clamp(min=1))
     return mean[inverse], var.sqrt()[inverse], counts[inverse]
 
 
@@ -58,17 +58,19 @@ def grpo_advantages(
     """GRPO (SATURN §2.4 eq. 3): ``A_i = (r_i - mean_g r) / (std r + eps)``.
 
     ``std="group"``: the unbiased std of the episode's group (a group whose rewards are all equal
-    gets A = 0: its numerator is 0). ``"batch"``: the unbiased std of all rewards of the global
-    batch. ``"none"``: no division (Dr. GRPO). Groups need at least 2 episodes.
+    gets A = 0: its numerator is 0). ``"group_population"``: the group's population std,
+    ``sqrt(1/G sum (r_i - mean)^2)`` (Spring §4.4; on [1,0,0,0,1,1,0,0] the first advantage is
+    1.291 where the unbiased std gives 1.208). ``"batch"``: the unbiased std of all rewards of the
+    global batch. ``"none"``: no division (Dr. GRPO). Groups need at least 2 episodes.
     """
-    if std not in ("group", "batch", "none"):
-        raise ValueError(f"std must be 'group', 'batch' or 'none', got {std!r}")
+    if std not in ("group", "group_population", "batch", "none"):
+        raise ValueError(f"std must be 'group', 'group_population', 'batch' or 'none', got {std!r}")
     r = rewards.double()
-    mean, gstd, counts = _group_stats(r, group)
+    mean, gstd, counts = _group_stats(r, group, population=std == "group_population")
     if bool((counts < 2).any()):
         raise ValueError("GRPO needs at least 2 episodes per group")
     centred = r - mean
-    if std == "group":
+    if std in ("group", "group_population"):
         return (centred / (gstd + eps)).to(rewards.dtype)
     if std == "batch":
         reduce = reduce or _identity

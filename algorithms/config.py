@@ -1,19 +1,9 @@
-"""Training configuration: one dataclass, three presets from the papers, YAML files and overrides.
+"""Training configuration: one dataclass, the papers' presets (:mod:`.presets`), YAML files and overrides.
 
-Presets set the *algorithm* hyper-parameters to the papers' values; the *scale* (prompts per
-step, generation length) defaults to something a laptop CPU finishes, with the papers' scale in
-the comments (override it on GPUs):
-
-- ``grpo`` — SATURN (App. D, Table 8; OpenRLHF GroupNorm): group-normalised advantages, KL k3
-  in the loss with beta 1e-3, clip 0.2, per-sequence token mean (eq. 3), lr 5e-7, G = 8,
-  temperature 0.8 (SATURN-1.5B). Spring §5.1(d) trains with GRPO too.
-- ``dapo`` — SAT-RL (Table 8) and the DAPO paper: clip 0.2 / 0.28, dual clip c = 10, token-mean,
-  no KL (no reference model is loaded), dynamic sampling of zero-variance groups, soft overlong
-  punishment, lr 1e-6, G = 8, temperature 1.0.
-- ``reinforce_pp`` — SIRL: REINFORCE++ (returns of -beta KL_t + each turn's reward at its last
-  token, whitened over the global batch), k1 KL in the reward with beta 5e-4 only on the ``<model>`` and ``<python>`` sections
-  (Partial KL, eq. 5; ``partial_kl="code"`` is the shipped code's variant: from ``<python`` on),
-  clip 0.2 / 0.30, lr 1e-6, G = 16 (``run_partialKL.sh``).
+Presets set the *algorithm* hyper-parameters to the papers' values, each cited in
+:mod:`.presets`; the *scale* (prompts per step, generation length) defaults to something a laptop
+CPU finishes, and ``paper_scale=True`` applies the paper's instead (on GPUs). Precedence:
+preset < the paper's scale < YAML/JSON file < keyword arguments < overrides.
 """
 from __future__ import annotations
 
@@ -24,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from ..kv import coerce_value
+from .kl import KL_ESTIMATORS
+from .presets import PAPER_SCALE, PRESETS
 
-__all__ = ["TrainConfig", "PRESETS", "make_config"]
+__all__ = ["TrainConfig", "PRESETS", "PAPER_SCALE", "make_config"]
 
 
 @dataclass
@@ -52,6 +44,7 @@ class TrainConfig:
     # sampling
     temperature: float = 1.0
     top_p: float = 1.0
+    repetition_penalty: float = 1.0  # > 1 divides a seen token's positive logit (CTRL; SIRL Table 7: 1.02)
     rollout_backend: str = "hf"  # "hf" | "vllm"
 
     # optimisation
@@ -83,6 +76,9 @@ class TrainConfig:
     credit: str = "auto"
 
     # loss
+    # "token": a ratio per token (PPO, verl); "sequence": one per sequence, pi(o|x) / pi_old(o|x)
+    # (Spring §4.4 eq. 2; needs a constant advantage per sequence: GRPO with episode credit)
+    ratio: str = "token"
     loss_agg: str = "seq-mean-token-mean"
     loss_agg_length: int | None = None  # the constant L of seq-mean-token-sum-norm (default max_new_tokens)
     eps_low: float = 0.2
@@ -122,23 +118,29 @@ class TrainConfig:
     def validate(self) -> "TrainConfig":
         choices = {
             "algo": tuple(PRESETS), "advantage": ("grpo", "reinforce_pp", "reinforce_pp_baseline"),
-            "adv_std": ("group", "batch", "none"), "kl_estimator": ("k1", "k2", "k3"),
+            "adv_std": ("group", "group_population", "batch", "none"), "kl_estimator": KL_ESTIMATORS,
             "kl_in": ("loss", "reward"), "loss_agg": ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm"),
             "lr_schedule": ("constant", "cosine"), "rollout_backend": ("hf", "vllm"),
             "mixed_precision": ("auto", "no", "bf16"), "old_logprobs": ("auto", "recompute"),
             "credit": ("auto", "episode", "turn"), "overlong_scope": ("turn", "episode"),
+            "ratio": ("token", "sequence"),
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         if self.partial_kl not in (None, "paper", "code"):
             raise ValueError(f"partial_kl must be None, 'paper' or 'code', got {self.partial_kl!r}")
+        if self.ratio == "sequence" and (self.advantage != "grpo" or self.turn_credit):
+            raise ValueError("ratio='sequence' clips one ratio per sequence against one advantage per "
+                             "sequence: it needs advantage='grpo' with episode credit")
         if self.advantage == "grpo" and self.group_size < 2:
             raise ValueError("GRPO needs group_size >= 2")
         for name in ("steps", "prompts_per_step", "group_size", "max_new_tokens", "micro_batch_size",
                      "mini_batches", "ppo_epochs", "max_gen_batches"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
+        if not self.repetition_penalty > 0:
+            raise ValueError(f"repetition_penalty must be > 0, got {self.repetition_penalty!r}")
         if self.kl_coef < 0:
             raise ValueError("kl_coef must be >= 0")
         if self.save_every < 0 or self.keep_checkpoints < 0:
@@ -163,29 +165,9 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
 
-#: Algorithm hyper-parameters per preset (see the module docstring for the sources).
-PRESETS: dict[str, dict[str, Any]] = {
-    "grpo": dict(
-        advantage="grpo", adv_std="group", loss_agg="seq-mean-token-mean", eps_low=0.2, eps_high=0.2,
-        dual_clip=None, kl_coef=1e-3, kl_estimator="k3", kl_in="loss", lr=5e-7, group_size=8,
-        temperature=0.8, dynamic_sampling=False, overlong=False,
-    ),
-    "dapo": dict(
-        advantage="grpo", adv_std="group", loss_agg="token-mean", eps_low=0.2, eps_high=0.28,
-        dual_clip=10.0, kl_coef=0.0, lr=1e-6, group_size=8, temperature=1.0, dynamic_sampling=True,
-        overlong=True,
-    ),
-    "reinforce_pp": dict(
-        advantage="reinforce_pp", loss_agg="token-mean", eps_low=0.2, eps_high=0.30, dual_clip=None,
-        kl_coef=5e-4, kl_estimator="k1", kl_in="reward", partial_kl="paper", lr=1e-6, group_size=16,
-        temperature=1.0, dynamic_sampling=False, overlong=False,
-    ),
-}
-
-
 def make_config(algo: str | None = None, *, file: str | Path | None = None,
-                overrides: dict[str, Any] | None = None, **kwargs: Any) -> TrainConfig:
-    """preset < YAML/JSON file < keyword arguments < overrides.
+                overrides: dict[str, Any] | None = None, paper_scale: bool = False, **kwargs: Any) -> TrainConfig:
+    """preset < the paper's scale (``paper_scale``) < YAML/JSON file < keyword arguments < overrides.
 
     ``overrides`` maps field names to values; a string is converted to the field's type with
     :func:`solvergym.kv.coerce_value` (``--set``: ``solvergym.kv.parse_kv(items, fields=True)``),
@@ -203,7 +185,7 @@ def make_config(algo: str | None = None, *, file: str | Path | None = None,
     algo = algo or kwargs.get("algo") or data.get("algo") or "grpo"
     if algo not in PRESETS:
         raise ValueError(f"unknown algorithm {algo!r}; presets: {list(PRESETS)}")
-    cfg = TrainConfig(algo=algo, **PRESETS[algo])
+    cfg = TrainConfig(algo=algo, **PRESETS[algo], **(PAPER_SCALE[algo] if paper_scale else {}))
     names = {f.name for f in dataclasses.fields(TrainConfig)}
     for source in (data, kwargs):
         unknown = set(source) - names

@@ -45,7 +45,7 @@ from .advantages import (
 from .config import TrainConfig
 from .dapo import group_has_signal, overlong_penalty
 from .kl import kl_estimate
-from .losses import aggregate, clipped_surrogate, masked_mean
+from .losses import aggregate, clipped_surrogate, masked_mean, sequence_clipped_surrogate
 from .partial_kl import partial_kl_mask
 from .rollout import RolloutBatch, collate, rollout
 
@@ -115,8 +115,11 @@ class LossInputs:
 
 def policy_loss(logp: torch.Tensor, inp: LossInputs, cfg: TrainConfig, normalizer: float) -> tuple[torch.Tensor, dict]:
     """The clipped surrogate (+ beta KL in the loss), aggregated as ``cfg.loss_agg``."""
-    per_token, clipped = clipped_surrogate(
-        logp, inp.old_logp, inp.advantages, eps_low=cfg.eps_low, eps_high=cfg.eps_high, dual_clip=cfg.dual_clip)
+    clip = {"eps_low": cfg.eps_low, "eps_high": cfg.eps_high, "dual_clip": cfg.dual_clip}
+    if cfg.ratio == "sequence":
+        per_token, clipped = sequence_clipped_surrogate(logp, inp.old_logp, inp.advantages, inp.loss_mask, **clip)
+    else:
+        per_token, clipped = clipped_surrogate(logp, inp.old_logp, inp.advantages, **clip)
     stats = {"clip_frac": masked_mean(clipped, inp.loss_mask).item()}
     if cfg.kl_coef > 0 and cfg.kl_in == "loss" and inp.ref_logp is not None:
         kl = kl_estimate(logp, inp.ref_logp, cfg.kl_estimator)
@@ -169,7 +172,7 @@ class Trainer:
         self.model, self.optimizer, self.scheduler = self.acc.prepare(model, opt, sched)
         self._cache_kw = cache_kwarg(model)  # the reference model is the same class
         self.sampling = SamplingConfig(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
-                                       top_p=cfg.top_p)
+                                       top_p=cfg.top_p, repetition_penalty=cfg.repetition_penalty, seed=cfg.seed)
         self.policy = self._make_policy(HFAgent)
         n_envs = self.local_groups * cfg.group_size
         self.envs = [gym.make(cfg.env, **cfg.env_kwargs) for _ in range(n_envs)]
@@ -232,7 +235,8 @@ class Trainer:
             if need > 0:
                 base = self.data_pos + self.rank * self.local_groups
                 seeds = [self._seed(1, base + i) for i in range(self.local_groups)]
-                torch.manual_seed(self._seed(2, self.step, r, self.rank))
+                # the sampler's own stream, from the config alone (HF and vLLM alike)
+                self.policy.reseed(self._seed(2, self.step, r, self.rank))
                 eps = rollout(None, self.policy, seeds, group_size=cfg.group_size, sampling=self.sampling,
                               max_total_tokens=cfg.max_total_tokens, envs=self.envs,
                               instances=self._local(instances))
@@ -376,7 +380,8 @@ class Trainer:
     def _recompute_old(self) -> bool:
         if self.cfg.old_logprobs == "recompute":
             return True
-        return self.cfg.rollout_backend != "hf" or self.acc.mixed_precision != "no"
+        # a repetition penalty samples from another distribution than the policy's
+        return self.cfg.rollout_backend != "hf" or self.acc.mixed_precision != "no" or self.cfg.repetition_penalty != 1.0
 
     def _ref_logprobs(self, batch: RolloutBatch):
         if self.cfg.kl_coef <= 0:
@@ -547,7 +552,7 @@ class Trainer:
         """pass@1: one sample per instance at the training temperature."""
         insts = list(instances)
         share = insts[self.rank::self.world]
-        torch.manual_seed(self._seed(4, self.step, len(insts)))
+        self.policy.reseed(self._seed(4, self.step, len(insts), self.rank))
         correct = 0.0
         for s in range(0, len(share), len(self.envs)):
             chunk = share[s:s + len(self.envs)]

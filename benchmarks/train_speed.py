@@ -46,7 +46,8 @@ HERE = Path(__file__).resolve()
 TRL_SETTINGS = {
     "grpo": dict(loss_type="grpo", beta=1e-3, epsilon=0.2, epsilon_high=0.2, temperature=0.8),
     "dapo": dict(loss_type="dapo", beta=0.0, epsilon=0.2, epsilon_high=0.28, temperature=1.0),
-    "reinforce_pp": dict(loss_type="dapo", beta=5e-4, epsilon=0.2, epsilon_high=0.30, temperature=1.0),
+    "reinforce_pp": dict(loss_type="dapo", beta=5e-3, epsilon=0.2, epsilon_high=0.28, temperature=0.5,
+                         top_p=0.9, repetition_penalty=1.02),
 }
 
 

@@ -1,5 +1,6 @@
 """Advantage, loss, KL and mask functions against values worked out by hand from the formulas."""
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -8,13 +9,14 @@ from solvergym.algorithms.advantages import (
     grpo_advantages, grpo_step_advantages, group_mean_baseline, masked_whiten, reinforce_pp_returns,
     reinforce_pp_token_rewards,
 )
-from solvergym.algorithms.config import PRESETS, make_config
+from solvergym.algorithms.config import PRESETS, TrainConfig, make_config
+from solvergym.algorithms.presets import ALIASES, PRESET_TABLE
 from solvergym.algorithms.dapo import frac_zero_std, group_has_signal, overlong_penalty
 from solvergym.algorithms.kl import kl_estimate
-from solvergym.algorithms.losses import aggregate, clipped_surrogate
+from solvergym.algorithms.losses import aggregate, clipped_surrogate, sequence_clipped_surrogate
 from solvergym.algorithms.partial_kl import partial_kl_mask
 from solvergym.algorithms.rollout import section_mask
-from solvergym.algorithms.trainer import token_logprobs
+from solvergym.algorithms.trainer import Trainer, token_logprobs
 from solvergym.kv import parse_kv
 
 R = torch.tensor([1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0])
@@ -95,7 +97,42 @@ def test_reinforce_pp_truncated_sample_and_whitening():
     assert torch.equal(w[~mask.bool()], torch.zeros(5))
 
 
-@pytest.mark.parametrize("kind, want", [("k1", 0.5), ("k2", 0.125), ("k3", math.exp(-0.5) - 1 + 0.5)])
+def test_spring_population_std():
+    # Spring §4.4: sigma_r with 1/G. On [1,0,0,0,1,1,0,0]: mean 3/8, population var 15/64,
+    # A_1 = (5/8) / sqrt(15/64) = 1.290994; the unbiased std gives (5/8) / sqrt(15/56) = 1.207615
+    r = torch.tensor([1.0, 0, 0, 0, 1, 1, 0, 0])
+    g = torch.zeros(8, dtype=torch.long)
+    pop = grpo_advantages(r, g, std="group_population", eps=0.0)
+    assert pop[0].item() == pytest.approx(5 / 8 / math.sqrt(15 / 64), rel=1e-6)  # float32 rewards
+    assert pop[0].item() == pytest.approx(1.290994, rel=1e-6)
+    assert pop[1].item() == pytest.approx(-3 / 8 / math.sqrt(15 / 64), rel=1e-6)
+    assert grpo_advantages(r, g, std="group", eps=0.0)[0].item() == pytest.approx(1.207615, rel=1e-6)
+
+
+def test_sequence_level_ratio_spring_eq2():
+    # two sequences; log-ratios per token (policy tokens only): seq 0 sums to log 1.5, seq 1 to log 0.5
+    old = torch.zeros(2, 3)
+    logp = torch.tensor([[math.log(1.2), math.log(1.25), 9.0], [math.log(0.5), 0.0, 0.0]])
+    mask = torch.tensor([[1, 1, 0], [1, 1, 0]])
+    adv = torch.tensor([[1.0, 1.0, 1.0], [-2.0, -2.0, -2.0]])
+    loss, clipped = sequence_clipped_surrogate(logp, old, adv, mask, eps_low=0.2, eps_high=0.28)
+    # seq 0: rho 1.5, A 1 -> clipped at 1.28, loss -1.28; seq 1: rho 0.5, A -2 -> max(1.0, 1.6) = 1.6
+    assert torch.allclose(loss, torch.tensor([[-1.28, -1.28, 0.0], [1.6, 1.6, 0.0]]), atol=1e-6)
+    assert torch.equal(clipped, torch.tensor([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0]]))
+    # seq-mean-token-mean over the two sequences is eq. 2's 1/G sum_i
+    assert aggregate(loss, mask, "seq-mean-token-mean", 2.0).item() == pytest.approx((-1.28 + 1.6) / 2)
+    # the gradient of an unclipped sequence is -A rho d/dtheta sum_t logp_t, the same on each token
+    lp = torch.tensor([[0.05, 0.05, 0.0]], requires_grad=True)
+    out, _ = sequence_clipped_surrogate(lp, torch.zeros(1, 3), torch.ones(1, 3), torch.tensor([[1, 1, 0]]))
+    aggregate(out, torch.tensor([[1, 1, 0]]), "seq-mean-token-mean", 1.0).backward()
+    assert torch.allclose(lp.grad, torch.tensor([[-math.exp(0.1), -math.exp(0.1), 0.0]]), atol=1e-6)
+    with pytest.raises(ValueError, match="ratio='sequence'"):
+        make_config("reinforce_pp", ratio="sequence")
+
+
+@pytest.mark.parametrize("kind, want", [("k1", 0.5), ("k2", 0.125), ("k3", math.exp(-0.5) - 1 + 0.5),
+                                        # SIRL eq. 5: rho - log rho - 1 with rho = e^0.5
+                                        ("k3_rho", math.exp(0.5) - 0.5 - 1)])
 def test_kl_estimators(kind, want):
     got = kl_estimate(torch.tensor([-1.0]), torch.tensor([-1.5]), kind)
     assert got.item() == pytest.approx(want, rel=1e-6)
@@ -104,6 +141,9 @@ def test_kl_estimators(kind, want):
 def test_kl_clamp_and_k3_nonnegative():
     x = torch.linspace(-3, 3, 13)
     assert (kl_estimate(x, torch.zeros(13), "k3") >= 0).all()
+    # eq. 5's estimator is k3 mirrored: k3_rho(x) = k3(-x), >= 0, 0 only at x = 0
+    assert torch.allclose(kl_estimate(x, torch.zeros(13), "k3_rho"), kl_estimate(-x, torch.zeros(13), "k3"))
+    assert kl_estimate(torch.tensor([2.0]), torch.tensor([0.0]), "k3_rho").item() == pytest.approx(math.exp(2) - 3)
     assert kl_estimate(torch.tensor([-20.0]), torch.tensor([0.0]), "k3").item() == 10.0
     assert kl_estimate(torch.tensor([-20.0]), torch.tensor([0.0]), "k1").item() == -10.0
     with pytest.raises(ValueError):
@@ -193,23 +233,78 @@ def test_token_logprobs_with_kept_positions():
     assert torch.allclose(token_logprobs(logits[:, 2:], ids, 0.7, start=2)[:, 3:], full[:, 3:])
 
 
-def test_presets_carry_the_papers_values():
-    dapo = make_config("dapo")
-    assert (dapo.eps_low, dapo.eps_high, dapo.dual_clip, dapo.kl_coef, dapo.loss_agg) == (0.2, 0.28, 10.0, 0.0, "token-mean")
-    assert dapo.dynamic_sampling and dapo.overlong and dapo.lr == 1e-6 and dapo.group_size == 8
-    grpo = make_config("grpo")
-    assert (grpo.kl_coef, grpo.kl_estimator, grpo.lr, grpo.temperature) == (1e-3, "k3", 5e-7, 0.8)
-    rpp = make_config("reinforce_pp")
-    assert (rpp.kl_coef, rpp.kl_in, rpp.kl_estimator, rpp.partial_kl, rpp.eps_high) == (5e-4, "reward", "k1", "paper", 0.30)
+# Every printed value of each preset, copied by hand from the papers (and, for the shipped-code
+# variants, the scripts), with where it is printed; the trainer's config must carry exactly these.
+PRINTED = {
+    "saturn_grpo": {  # SATURN App. D Table 8 (SATURN-1.5B) and §2.4 eq. 3
+        "lr": 5e-7, "kl_coef": 1e-3, "group_size": 8, "temperature": 0.8, "kl_estimator": "k3",
+        "advantage": "grpo", "loss_agg": "seq-mean-token-mean",
+        "scale": {"prompts_per_step": 2, "max_new_tokens": 10000},
+    },
+    "spring_grpo": {  # Spring §4.4 eq. 2-3, §5.1(d)
+        "group_size": 8, "temperature": 0.8, "kl_coef": 0.01, "adv_std": "group_population", "ratio": "sequence",
+        "kl_in": "loss", "scale": {"max_new_tokens": 8192},
+    },
+    "satrl_dapo": {  # SAT-RL §3.4 and Table 8
+        "lr": 1e-6, "kl_coef": 0.0, "eps_low": 0.2, "eps_high": 0.28, "dual_clip": 10.0, "group_size": 8,
+        "temperature": 1.0, "loss_agg": "seq-mean-token-mean", "overlong": False, "dynamic_sampling": True,
+        "scale": {"prompts_per_step": 128, "max_new_tokens": 8192},
+    },
+    "dapo_paper": {  # DAPO §2.3, §3.1-3.4, §4.1
+        "eps_low": 0.2, "eps_high": 0.28, "kl_coef": 0.0, "lr": 1e-6, "group_size": 16, "loss_agg": "token-mean",
+        "dynamic_sampling": True, "overlong": True,
+        "scale": {"prompts_per_step": 512, "overlong_max_tokens": 20480, "overlong_cache_tokens": 4096},
+    },
+    "sirl_reinforce_pp": {  # SIRL §3.2 eq. 4-5, Tables 6-7
+        "advantage": "reinforce_pp", "lr": 1e-6, "eps_low": 0.2, "eps_high": 0.28, "kl_coef": 0.005,
+        "kl_estimator": "k3_rho", "kl_in": "reward", "partial_kl": "paper", "group_size": 8,
+        "temperature": 0.5, "top_p": 0.9, "repetition_penalty": 1.02,
+        "scale": {"prompts_per_step": 128, "max_new_tokens": 8192, "micro_batch_size": 4},
+    },
+    "sirl_reinforce_pp_code": {  # SIRL's run_partialKL.sh and ray_trainer.py
+        "advantage": "reinforce_pp", "eps_high": 0.30, "kl_coef": 5e-4, "kl_estimator": "k1", "kl_in": "reward",
+        "partial_kl": "code", "group_size": 16, "lr": 1e-6,
+        "scale": {"prompts_per_step": 32, "max_new_tokens": 8192, "micro_batch_size": 2},
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(PRINTED))
+def test_each_preset_is_its_paper_as_printed(name, tmp_path):
+    want = dict(PRINTED[name])
+    scale = want.pop("scale")
+    cfg = make_config(name)
+    assert {k: getattr(cfg, k) for k in want} == want
+    big = make_config(name, paper_scale=True)
+    assert {k: getattr(big, k) for k in scale} == scale
+    # without --paper-scale the scale stays the laptop default
+    assert cfg.prompts_per_step == TrainConfig().prompts_per_step and cfg.max_new_tokens == TrainConfig().max_new_tokens
+    # every field the preset sets has a source
+    assert all(src.strip() for _, src in PRESET_TABLE[name].fields.values())
+    # the trainer is built from the preset alone and keeps it
+    trainer = Trainer(make_config(name, out_dir=str(tmp_path), steps=1, prompts_per_step=1, group_size=2,
+                                  max_new_tokens=4))
+    assert {k: getattr(trainer.cfg, k) for k in want if k != "group_size"} == {k: v for k, v in want.items()
+                                                                               if k != "group_size"}
+    assert trainer.sampling.repetition_penalty == want.get("repetition_penalty", 1.0)
+
+
+def test_aliases_and_overrides():
+    assert ALIASES == {"grpo": "saturn_grpo", "dapo": "dapo_paper", "reinforce_pp": "sirl_reinforce_pp"}
+    for alias, name in ALIASES.items():
+        assert PRESETS[alias] == PRESETS[name] and make_config(alias).algo == alias
     cfg = make_config("dapo", overrides=parse_kv(["lr=3e-5", "env_kwargs={\"k\": 4}", "partial-kl=code"], fields=True))
     assert cfg.lr == 3e-5 and cfg.env_kwargs == {"k": 4} and cfg.partial_kl == "code"
-    assert set(PRESETS) == {"grpo", "dapo", "reinforce_pp"}
+    # file < keyword < override, over the paper's scale
+    assert make_config("satrl_dapo", paper_scale=True, prompts_per_step=3).prompts_per_step == 3
     with pytest.raises(ValueError):
         make_config("ppo")
     with pytest.raises(ValueError):
         make_config("grpo", overrides={"nope": "1"})
     with pytest.raises(ValueError):
         make_config("grpo", kl_in="reward")
+    with pytest.raises(ValueError, match="repetition_penalty"):
+        make_config("grpo", repetition_penalty=0.0)
 
 
 def test_shared_prefix_finds_each_groups_prompt():
@@ -234,3 +329,11 @@ def test_shared_prefix_finds_each_groups_prompt():
     assert shared_prefix(ids, attn, torch.arange(4), limit=15) is None  # nothing shared
     attn[0, 3] = 0  # padding inside the prompt ends the shared part there
     assert shared_prefix(ids, attn, group, limit=15, min_len=2)[0] == 3
+
+
+def test_the_readme_lists_every_preset_field_with_its_source():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    for name, preset in PRESET_TABLE.items():
+        assert f"`{name}`" in readme
+        for field, (value, source) in {**preset.fields, **preset.scale}.items():
+            assert f"`{value}`" in readme and source in readme, (name, field)

@@ -81,3 +81,44 @@ def test_sample_draws_from_the_distribution():
     shifted = (p.log() + 50.0).repeat(20000, 1)
     again = torch.bincount(sample(shifted, torch.Generator().manual_seed(0)), minlength=5).float() / 20000
     assert torch.allclose(again, freq)
+
+
+def test_repetition_penalty_is_ctrls_and_its_logprobs_are_the_penalised_distributions(agent, prompts):
+    penalty = 1.3
+    sp = SamplingConfig(max_new_tokens=12, greedy=True, stop=(), stop_at_answer_block=False,
+                        repetition_penalty=penalty)
+    prompt = prompts[0]
+    c = agent.generate([prompt], sampling=sp)[0]
+    # replay: the logits at each position, penalised over the prompt and the tokens so far
+    ids = torch.tensor([prompt + c.token_ids])
+    with torch.no_grad():
+        logits = agent.model(input_ids=ids).logits[0].float()
+    seen = set(prompt)
+    for j, t in enumerate(c.token_ids):
+        row = logits[len(prompt) - 1 + j].clone()
+        idx = torch.tensor(sorted(seen))
+        row[idx] = torch.where(row[idx] > 0, row[idx] / penalty, row[idx] * penalty)
+        lp = torch.log_softmax(row, -1)
+        assert int(lp.argmax()) == t, j  # greedy on the penalised logits
+        assert abs(float(lp[t]) - c.logprobs[j]) < 1e-4, j
+        seen.add(t)
+    plain = agent.generate([prompt], sampling=SamplingConfig(max_new_tokens=12, greedy=True, stop=(),
+                                                             stop_at_answer_block=False))[0]
+    assert plain.token_ids != c.token_ids  # the penalty changed the greedy path (this prompt)
+
+
+def test_reseed_makes_sampling_a_function_of_the_seed_alone(agent, prompts):
+    sp = SamplingConfig(max_new_tokens=8, temperature=1.0, stop=(), stop_at_answer_block=False)
+    other = HFAgent(agent.model, agent.tokenizer, sampling=sp)
+
+    def two_calls(seed, perturb):
+        other.reseed(seed)
+        torch.manual_seed(perturb)  # the global RNG does not matter after reseed
+        first = [c.token_ids for c in other.generate(prompts, n=2)]
+        torch.manual_seed(perturb + 1)
+        return first, [c.token_ids for c in other.generate(prompts, n=2)]
+
+    a, b = two_calls(5, 0), two_calls(5, 99)
+    assert a == b and other.sampling.seed == 5
+    assert a[0] != a[1]  # the stream goes on from call to call
+    assert two_calls(6, 0) != a

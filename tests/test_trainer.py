@@ -90,6 +90,22 @@ def test_resume_reaches_the_same_weights(tmp_path):
     assert (tmp_path / "b" / "final" / "config.json").exists()
 
 
+@pytest.mark.slow
+def test_two_runs_of_one_config_sample_the_same_tokens_and_end_with_the_same_weights(tmp_path):
+    runs = []
+    for name, perturb in (("a", 1), ("b", 12345)):
+        trainer = Trainer(make_config("reinforce_pp", out_dir=str(tmp_path / name), **{**TINY, "steps": 2}))
+        torch.manual_seed(perturb)  # the sampler's seed comes from the config, not torch's global RNG
+        batch, _ = trainer.collect()
+        trainer.update(batch)
+        torch.manual_seed(perturb + 7)
+        batch2, _ = trainer.collect()
+        runs.append((batch.input_ids, batch2.input_ids, snapshot(trainer.unwrapped)))
+    (a1, a2, wa), (b1, b2, wb) = runs
+    assert torch.equal(a1, b1) and torch.equal(a2, b2) and not torch.equal(a1, a2)
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
 DDP_SCRIPT = r'''
 import pickle, sys, torch
 sys.path.insert(0, {tests!r})
