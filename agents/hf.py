@@ -100,8 +100,9 @@ class HFAgent(ChatPolicy):
         self._gen: torch.Generator | None = None  # set by reseed(): one stream over all calls
 
     def reseed(self, seed: int) -> None:
-        """Draw every later sample from one stream seeded with ``seed`` (and set ``sampling.seed``):
-        the samples then depend on the seed and the calls alone, not on torch's global RNG."""
+        """Draw every later sample with the agent's own ``sampling`` from one stream seeded with
+        ``seed`` (and set ``sampling.seed``): the samples then depend on the seed and the calls alone,
+        not on torch's global RNG. A call given another ``SamplingConfig`` keeps its own seed."""
         self.sampling.seed = int(seed)
         self._gen = torch.Generator(device="cpu")
         self._gen.manual_seed(int(seed))
@@ -156,8 +157,8 @@ class HFAgent(ChatPolicy):
         cache.batch_select_indices(sel.to(device))
         reserve_cache(cache, width + sp.max_new_tokens)
         logits, attn, next_pos = logits[sel.to(device)], attn[sel], pos[sel, -1] + 1
-        gen = self._gen
-        if gen is None:  # no reseed(): sp.seed for this call, else a draw from torch's global RNG
+        gen = self._gen if sp is self.sampling else None  # reseed()'s stream: the agent's own sampling
+        if gen is None:  # else sp.seed for this call, or a draw from torch's global RNG
             gen = torch.Generator(device="cpu")
             gen.manual_seed(sp.seed if sp.seed is not None else int(torch.randint(0, 2**62, (1,)).item()))
         temp = 1.0 if sp.greedy else sp.temperature

@@ -201,8 +201,9 @@ class VLLMAgent(ChatPolicy):
         self._calls: int | None = None  # generate calls since reseed() (None: never reseeded)
 
     def reseed(self, seed: int) -> None:
-        """Seed every later call from ``seed`` and the call's number (and set ``sampling.seed``), so
-        that calls after a reseed differ from one another and repeat exactly after the same reseed."""
+        """Seed every later call with the agent's own ``sampling`` from ``seed`` and the call's number
+        (and set ``sampling.seed``), so that calls after a reseed differ from one another and repeat
+        exactly after the same reseed. A call given another ``SamplingConfig`` keeps its own seed."""
         self.sampling.seed = int(seed)
         self._calls = 0
 
@@ -236,7 +237,7 @@ class VLLMAgent(ChatPolicy):
         """
         sp = sampling or self.sampling
         base = sp.seed
-        if base is not None and self._calls is not None:
+        if base is not None and self._calls is not None and sp is self.sampling:
             base = int(np.random.SeedSequence([int(sp.seed), self._calls]).generate_state(1)[0])
             self._calls += 1
         rows = [list(map(int, p)) for p in prompts]

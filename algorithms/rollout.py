@@ -224,7 +224,8 @@ def rollout(
             obs, reward, terminated, truncated, info = env.step(c.text)
             ep.turns += 1
             ep.step_rewards.append((len(ep.token_ids) - 1, float(reward)))
-            for k, v in info.get("reward_components", {}).items():
+            # as computed (reward_weights may pay a component less, or nothing: it is still logged)
+            for k, v in info.get("reward_components_computed", info.get("reward_components", {})).items():
                 ep.components[k] = ep.components.get(k, 0.0) + float(v)
             ep.errors += "error" in info
             ep.info = info

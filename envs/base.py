@@ -10,7 +10,10 @@ An env is a ``gymnasium.Env[str, str]``:
   that was already validated and is unchanged since (see :meth:`Instance.coerce`), or that an
   env's own generator made, is not validated again.
 - ``step(action) -> (obs, reward, terminated, truncated, info)``. ``reward`` is the sum of
-  ``info["reward_components"]``. ``terminated`` when a final answer was given, and always in a
+  ``info["reward_components"]``; with ``reward_weights`` (every env's keyword: component ->
+  weight, 1 for the others) each component is paid times its weight and the values as computed
+  are in ``info["reward_components_computed"]`` (``{"equivalence": 0.0}``: computed and logged,
+  not paid). ``terminated`` when a final answer was given, and always in a
   single-turn env (``max_turns=1``: the one response is the answer, whatever its form);
   ``truncated`` when a multi-turn episode used its ``max_turns`` without a final answer (a
   format failure there gets its reward and an explanatory observation, and the agent may retry). Bad input (not a ``str``, non-UTF-8 ``bytes``,
@@ -258,6 +261,20 @@ class Outcome:
     error: str | None = None
 
 
+def _check_weights(weights: Any) -> dict[str, float]:
+    """``reward_weights``: component name -> a finite weight its computed value is paid times."""
+    if weights is None:
+        return {}
+    if not isinstance(weights, dict) or not all(isinstance(k, str) for k in weights):
+        raise ValueError(f"reward_weights must map component names to numbers, got {weights!r}")
+    out = {}
+    for k, w in weights.items():
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not np.isfinite(w):
+            raise ValueError(f"reward_weights[{k!r}] must be a finite number, got {w!r}")
+        out[k] = float(w)
+    return out
+
+
 class TextEnv(gym.Env[str, str]):
     """Base class of solvergym's text environments (see the module docstring for the contract)."""
 
@@ -273,6 +290,7 @@ class TextEnv(gym.Env[str, str]):
         max_action_chars: int = DEFAULT_MAX_ACTION_CHARS,
         max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS,
         render_mode: str | None = None,
+        reward_weights: dict[str, float] | None = None,
     ):
         if max_turns < 1:
             raise ValueError(f"max_turns must be >= 1, got {max_turns}")
@@ -290,6 +308,15 @@ class TextEnv(gym.Env[str, str]):
         self._messages: list[dict[str, str]] = []
         self._last_obs = ""
         self._instance_info: dict[str, Any] = {}
+        self.reward_weights = _check_weights(reward_weights)
+
+    def check_reward_weights(self, components: tuple[str, ...] | list[str]) -> None:
+        """Refuse ``reward_weights`` naming a component this env does not compute (a typo would
+        otherwise silently pay everything)."""
+        unknown = sorted(set(self.reward_weights) - set(components))
+        if unknown:
+            raise ValueError(f"reward_weights names {unknown}, which {type(self).__name__} does not compute; "
+                             f"its components are {list(components)}")
 
     # ------------------------------------------------------------------ family hooks
     def generate(self, rng: np.random.Generator) -> Instance:
@@ -411,8 +438,11 @@ class TextEnv(gym.Env[str, str]):
             self._messages.append({"role": "user", "content": obs})
         self._last_obs = obs
         components = {k: float(v) for k, v in outcome.reward_components.items()}
-        reward = float(sum(components.values()))
         info = self._base_info()
+        if self.reward_weights:  # every component is computed; each is paid times its weight
+            info["reward_components_computed"] = components
+            components = {k: v * self.reward_weights.get(k, 1.0) for k, v in components.items()}
+        reward = float(sum(components.values()))
         info["reward_components"] = components
         info.update(outcome.info)
         if outcome.error is not None:

@@ -306,7 +306,7 @@ def _run_batch(cfg: EvalConfig, agent: Any, envs: list, pool: ThreadPoolExecutor
             st = states[s]
             st["obs"], st["info"], st["messages"] = obs, info, info["messages"]
             st["reward"] += float(reward)
-            for k, v in info.get("reward_components", {}).items():
+            for k, v in info.get("reward_components_computed", info.get("reward_components", {})).items():
                 st["components"][k] = st["components"].get(k, 0.0) + float(v)
             st["turns"] += 1
             st["done"] = bool(terminated or truncated)

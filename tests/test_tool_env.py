@@ -382,3 +382,55 @@ def test_bare_yes_no_fence_ends_the_episode_like_answer_yes():
     _, r, term, _, info = sat.step("```yes```")
     assert not term and r == 0.0 and "no <tool_call>" in info["error"]
     sat.close()
+
+
+def test_reward_weights_compute_and_log_a_component_without_paying_it():
+    # SAT-RL Table 6's "w/o r_equiv": the equivalence is computed (and logged), not paid
+    env = e1_env("z3", reward_weights={"equivalence": 0.0})
+    env.step(oracle_action(env, env._last_obs))
+    _, r, _, _, info = env.step(oracle_action(env, env._last_obs))
+    assert info["reward_components_computed"] == FULL and info["equivalence"]["status"] == "equivalent"
+    assert info["reward_components"] == {**FULL, "equivalence": 0.0} and r == pytest.approx(1.2)
+    env.close()
+
+
+def test_weights_scale_what_is_paid_and_unknown_components_are_refused():
+    env = e1_env("z3", reward_weights={"equivalence": 0.0, "correct": 2.0})
+    env.step(oracle_action(env, env._last_obs))
+    _, r, _, _, info = env.step(oracle_action(env, env._last_obs))
+    assert info["reward_components_computed"] == FULL
+    assert info["reward_components"] == {"format": 0.1, "correct": 2.0, "tool": 0.1, "equivalence": 0.0}
+    assert r == pytest.approx(2.2)
+    env.close()
+    with pytest.raises(ValueError, match="does not compute"):
+        SolverToolEnv(reward_weights={"equivalance": 0.0})
+    with pytest.raises(ValueError, match="finite number"):
+        gym.make("SolverSAT-v0", reward_weights={"correct": float("nan")})
+    # every env takes them: a single-turn one too
+    sat = gym.make("SolverSAT-v0", reward_weights={"format": 0.0})
+    sat.reset(seed=0)
+    _, r, _, _, info = sat.step("no box here")
+    assert info["reward_components_computed"]["format"] < 0 and info["reward_components"]["format"] == 0.0 and r == 0.0
+
+
+def test_retool_pays_any_clean_run_and_no_solver_incentive():
+    # SAT-RL §4's ReTool baseline: format + correctness + a successful tool run
+    env = e1_env("z3", tool_reward="retool")
+    program = "print('sat')\n"  # runs cleanly, calls no solver
+    _, r, _, _, info = play(env, call(program), "```answer yes```")
+    assert info["reward_components"] == {"format": 0.1, "correct": 1.0, "tool": 0.1, "equivalence": 0.0}
+    assert "ReTool" in info["tool_reward_reason"]
+    # the oracle's z3 program: equivalence computed (1.0) but not paid
+    env.reset(seed=0, options={"instance": E1})
+    env.step(oracle_action(env, env._last_obs))
+    _, r, _, _, info = env.step(oracle_action(env, env._last_obs))
+    assert info["reward_components_computed"]["equivalence"] == 1.0 and info["reward_components"]["equivalence"] == 0.0
+    assert r == pytest.approx(1.2)
+    # the default pays nothing for a program that calls no solver
+    sat_rl = e1_env("z3")
+    _, _, _, _, info = play(sat_rl, call(program), "```answer yes```")
+    assert info["reward_components"]["tool"] == 0.0
+    with pytest.raises(ValueError, match="tool_reward"):
+        SolverToolEnv(tool_reward="free")
+    env.close()
+    sat_rl.close()

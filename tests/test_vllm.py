@@ -196,6 +196,18 @@ def test_greedy_vllm_matches_hf_agent(trainer, hf_default):
     a, b = agent.generate(prompts[:2], n=3, sampling=sp), agent.generate(prompts[:2], n=3, sampling=sp)
     assert len(a) == 6 and [c.token_ids for c in a] == [c.token_ids for c in b]
     assert len({tuple(c.token_ids) for c in a}) > 1
+    # reseed(): the agent's own sampling becomes one stream per seed, calls differ, a reseed repeats
+    def two(seed):
+        agent.reseed(seed)
+        return [[c.token_ids for c in agent.generate(prompts[:2], n=2)] for _ in range(2)]
+    first = two(11)
+    assert first == two(11) and first[0] != first[1] and agent.sampling.seed == 11
+    # the repetition penalty is CTRL's in both engines: the same greedy tokens and log-probs
+    pen = SamplingConfig(max_new_tokens=12, greedy=True, repetition_penalty=1.3, stop=(), stop_at_answer_block=False)
+    vp, hp = agent.generate(prompts[:1], sampling=pen), hf.generate(prompts[:1], sampling=pen)
+    assert vp[0].token_ids != agent.generate(prompts[:1], sampling=fixed)[0].token_ids  # it acts
+    MEASURED["repetition_penalty_max_abs_dlogprob"] = agreement(vp, hp)[1]  # same greedy tokens, log-probs
+    assert MEASURED["repetition_penalty_max_abs_dlogprob"] <= LOGPROB_TOL
 
 
 @pytest.mark.vllm

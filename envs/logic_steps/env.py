@@ -84,7 +84,7 @@ class StepVerifiedEnv(SingleTurnEnv):
     def __init__(self, *knob_args: Any, mode: str = "trace", step_credit: str = "running",
                  max_turns: int | None = None, max_action_chars: int | None = None,
                  render_mode: str | None = None, problem: str | Callable[..., Problem] | None = None,
-                 **kwargs: Any):
+                 reward_weights: dict[str, float] | None = None, **kwargs: Any):
         if mode not in MODES:
             raise ValueError(f"mode must be 'trace' or 'step', got {mode!r}")
         if step_credit not in STEP_CREDITS:
@@ -92,7 +92,7 @@ class StepVerifiedEnv(SingleTurnEnv):
         if max_turns is None:
             max_turns = 1 if mode == "trace" else 256
         super().__init__(*knob_args, problem=problem, max_turns=max_turns, max_action_chars=max_action_chars,
-                         render_mode=render_mode, **kwargs)
+                         render_mode=render_mode, reward_weights=reward_weights, **kwargs)
         if not isinstance(self.problem, StepProblem):
             raise TypeError(f"{type(self).__name__} poses a step-verified problem, not {type(self.problem).__name__}")
         self.mode = mode

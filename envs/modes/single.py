@@ -81,14 +81,16 @@ class SingleTurnEnv(ProblemEnvMixin, TextEnv):
     problem_cls: ClassVar[Callable[..., Problem] | None] = None
 
     def __init__(self, *knob_args: Any, problem: str | Callable[..., Problem] | None = None, max_turns: int = 1,
-                 max_action_chars: int | None = None, render_mode: str | None = None, **kwargs: Any):
+                 max_action_chars: int | None = None, render_mode: str | None = None,
+                 reward_weights: dict[str, float] | None = None, **kwargs: Any):
         kw = {} if max_action_chars is None else {"max_action_chars": max_action_chars}
-        super().__init__(max_turns=max_turns, render_mode=render_mode, **kw)
+        super().__init__(max_turns=max_turns, render_mode=render_mode, reward_weights=reward_weights, **kw)
         factory = resolve_problem(problem, self.problem_cls)
         knobs, settings = split_kwargs(factory, knob_args, kwargs)
         self.knobs = factory.Knobs.make(**knobs)
         self.problem = factory(**settings)
         self.instance_cls = self.problem.instance_cls
+        self.check_reward_weights(self.problem.components)
 
     @classmethod
     def knobs_class(cls) -> type[Knobs]:

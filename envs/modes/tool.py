@@ -67,8 +67,13 @@ from ..sat.equivalence import DEFAULT_TIMEOUT_MS, EquivalenceVerdict, check_equi
 from ..sat.verify import DEFAULT_EPS
 from .single import ProblemEnvMixin, resolve_problem, split_kwargs
 
-__all__ = ["ToolInstance", "SolverToolEnv", "REWARD_TOOL", "REWARD_EQUIVALENCE", "tool_prompt"]
+__all__ = ["ToolInstance", "SolverToolEnv", "REWARD_TOOL", "REWARD_EQUIVALENCE", "TOOL_REWARDS", "tool_prompt"]
 
+#: what earns r_tool: "sat-rl" (§3.4: the last call ran cleanly and made a solve/check call of the
+#: solver the prompt names) or "retool" (§4's ReTool baseline: "format, correctness, and
+#: successful compilation of tools", no solver incentive: any clean run, and r_equiv computed but
+#: not paid unless ``reward_weights`` says otherwise)
+TOOL_REWARDS = ("sat-rl", "retool")
 #: SAT-RL §3.4: r_tool = 0.1, r_equiv = 1.
 REWARD_TOOL = 0.1
 REWARD_EQUIVALENCE = 1.0
@@ -166,12 +171,19 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
         auxiliary: str = "reject",
         max_tool_output_chars: int = 4000,
         pool: SandboxPool | None = None,
+        tool_reward: str = "sat-rl",
         max_action_chars: int | None = None,
         render_mode: str | None = None,
+        reward_weights: dict[str, float] | None = None,
         **task_kwargs: Any,
     ):
         kw = {} if max_action_chars is None else {"max_action_chars": max_action_chars}
-        super().__init__(max_turns=max_turns, render_mode=render_mode, **kw)
+        if tool_reward not in TOOL_REWARDS:
+            raise ValueError(f"tool_reward must be one of {TOOL_REWARDS}, got {tool_reward!r}")
+        if tool_reward == "retool" and reward_weights is None:
+            reward_weights = {"equivalence": 0.0}  # ReTool pays no solver incentive
+        super().__init__(max_turns=max_turns, render_mode=render_mode, reward_weights=reward_weights, **kw)
+        self.tool_reward = tool_reward
         factory = resolve_problem(task, None)
         knobs, settings = split_kwargs(factory, (), task_kwargs)
         if "eps" in settings_defaults(factory):
@@ -204,6 +216,7 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
         self._problem: Instance | None = None
         self._last_tool: SandboxResult | None = None
         self._tool_calls = 0
+        self.check_reward_weights((*self.problem.components, *self.problem.tool_rewards))
 
     @classmethod
     def knobs_class(cls) -> type[Knobs]:
@@ -396,6 +409,8 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
             tool_ok, tool_reason = False, "no tool call was made"
         elif r.status != "ok":
             tool_ok, tool_reason = False, f"the last tool call did not run cleanly ({r.status}: {r.reason})"
+        elif self.tool_reward == "retool":
+            tool_ok, tool_reason = True, "the last tool call ran cleanly (ReTool: any program)"
         elif not any(r.called(s) for s in wanted):
             called = sorted({f for f, _ in r.solver_calls})
             tool_ok = False
