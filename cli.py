@@ -116,7 +116,8 @@ def cmd_train(args) -> int:
     from .algorithms.trainer import Trainer  # lazy: torch, accelerate (`solvergym list` must not load them)
 
     kwargs = {k: v for k, v in (("env", args.env), ("model", args.model), ("steps", args.steps),
-                                ("out_dir", args.out), ("seed", args.seed)) if v is not None}
+                                ("out_dir", args.out), ("seed", args.seed), ("data", args.data),
+                                ("eval_data", args.eval_data)) if v is not None}
     if args.env_kwargs:
         kwargs["env_kwargs"] = _env_kwargs(args.env_kwargs, "--env-kwargs")
     cfg = make_config(args.algo, file=args.config, overrides=parse_kv(args.set, fields=True),
@@ -208,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--model", default=None, help='"default" (embedded SmolLM2-135M), a folder or a hub id')
     t.add_argument("--config", default=None, help="YAML or JSON file of TrainConfig fields")
     t.add_argument("--steps", type=int, default=None)
+    t.add_argument("--data", default=None,
+                   help="a training split (JSONL file or directory of instances): epochs over it (--set epochs=2)")
+    t.add_argument("--eval-data", default=None,
+                   help="a validation split, evaluated every eval_every steps or epoch (--set patience=3 stops early)")
     t.add_argument("--seed", type=int, default=None)
     t.add_argument("--out", default=None, help="run directory (metrics.jsonl, checkpoints, final model)")
     t.add_argument("--set", nargs="*", metavar="KEY=VALUE", help="any TrainConfig field, e.g. lr=1e-5 group_size=4")

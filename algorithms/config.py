@@ -104,6 +104,18 @@ class TrainConfig:
     overlong_cache_tokens: int | None = None  # L_cache (default L_max // 4)
     overlong_factor: float = 1.0
 
+    # a fixed split (SAT-RL Table 8: 2 epochs, test every step; Spring §5.1(d): up to 25 epochs,
+    # early stopping with patience 3, the best-validation checkpoint). ``data``: a JSONL file or a
+    # directory of instances (as ``solvergym eval --dataset`` reads them); the run is then
+    # ``epochs`` passes over it and ``steps`` is not used (algorithms/split.py)
+    data: str | None = None
+    eval_data: str | None = None  # the validation split, evaluated through solvergym.evaluation
+    epochs: int = 1  # passes over ``data`` (each in a seeded shuffled order)
+    eval_every: int = 0  # validate every N steps; 0: at the end of every epoch
+    eval_samples: int = 1  # samples per validation instance: avg@k over them
+    eval_temperature: float = 0.0  # 0: greedy validation (Spring: "inference temperature 0.0")
+    patience: int | None = None  # stop after this many validations without a better one (None: never)
+
     # bookkeeping
     log_every: int = 1
     save_every: int = 0  # 0: only at the end
@@ -141,6 +153,14 @@ class TrainConfig:
                 raise ValueError(f"{name} must be >= 1")
         if not self.repetition_penalty > 0:
             raise ValueError(f"repetition_penalty must be > 0, got {self.repetition_penalty!r}")
+        if self.epochs < 1 or self.eval_every < 0 or self.eval_samples < 1 or self.eval_temperature < 0:
+            raise ValueError("need epochs >= 1, eval_every >= 0, eval_samples >= 1 and eval_temperature >= 0")
+        if self.patience is not None and (not isinstance(self.patience, int) or self.patience < 1):
+            raise ValueError(f"patience must be an int >= 1 or None, got {self.patience!r}")
+        if (self.eval_data or self.patience) and not self.data:
+            raise ValueError("eval_data and patience go with a training split (data)")
+        if self.patience and not self.eval_data:
+            raise ValueError("early stopping (patience) needs a validation split (eval_data)")
         if self.kl_coef < 0:
             raise ValueError("kl_coef must be >= 0")
         if self.save_every < 0 or self.keep_checkpoints < 0:

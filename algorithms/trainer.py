@@ -48,6 +48,7 @@ from .kl import kl_estimate
 from .losses import aggregate, clipped_surrogate, masked_mean, sequence_clipped_surrogate
 from .partial_kl import partial_kl_mask
 from .rollout import RolloutBatch, collate, rollout
+from .split import EarlyStopping, Split, read_split, train_epochs
 
 __all__ = ["Trainer", "token_logprobs", "policy_loss", "LossInputs"]
 
@@ -164,10 +165,18 @@ class Trainer:
         if cfg.kl_coef > 0 and not cfg.lora:  # with LoRA the reference is the base, adapters disabled
             self.ref = load_model(cfg.model)[0].to(self.acc.device).eval()
             self.ref.requires_grad_(False)
+        # a fixed split (algorithms/split.py): the run is epochs over it, not cfg.steps
+        self.split = Split(read_split(cfg.data), cfg.seed) if cfg.data else None
+        self.val_items = read_split(cfg.eval_data) if cfg.eval_data else None
+        self.stopping = EarlyStopping(cfg.patience)
+        if self.split is not None and len(self.split) < cfg.prompts_per_step:
+            raise ValueError(f"the training split has {len(self.split)} instances, fewer than "
+                             f"prompts_per_step={cfg.prompts_per_step}")
+        steps = cfg.steps if self.split is None else math.ceil(cfg.epochs * len(self.split) / cfg.prompts_per_step)
         params = [p for p in model.parameters() if p.requires_grad]
         opt = torch.optim.AdamW(params, lr=cfg.lr, betas=tuple(cfg.adam_betas), weight_decay=cfg.weight_decay,
                                 fused=True)
-        total = cfg.steps * cfg.mini_batches * cfg.ppo_epochs
+        total = steps * cfg.mini_batches * cfg.ppo_epochs
         sched = torch.optim.lr_scheduler.LambdaLR(opt, self._lr_lambda(total))
         self.model, self.optimizer, self.scheduler = self.acc.prepare(model, opt, sched)
         self._cache_kw = cache_kwarg(model)  # the reference model is the same class
@@ -218,6 +227,11 @@ class Trainer:
             return x
         return self.acc.reduce(x.to(self.acc.device), reduction="sum").cpu()
 
+    def broadcast_scalar(self, value: float) -> float:
+        """The main process's ``value`` on every process."""
+        return float(self.reduce_sum(torch.tensor([value if self.acc.is_main_process else 0.0],
+                                                  dtype=torch.float64))[0])
+
     def _seed(self, *parts: int) -> int:
         return int(np.random.SeedSequence([self.cfg.seed, *parts]).generate_state(1)[0])
 
@@ -234,12 +248,15 @@ class Trainer:
             need = self.local_groups - len(kept) // cfg.group_size
             if need > 0:
                 base = self.data_pos + self.rank * self.local_groups
+                drawn = instances
+                if instances is None and self.split is not None:  # the split's next instances
+                    drawn = self.split.draw(self.data_pos, cfg.prompts_per_step)
                 seeds = [self._seed(1, base + i) for i in range(self.local_groups)]
                 # the sampler's own stream, from the config alone (HF and vLLM alike)
                 self.policy.reseed(self._seed(2, self.step, r, self.rank))
                 eps = rollout(None, self.policy, seeds, group_size=cfg.group_size, sampling=self.sampling,
                               max_total_tokens=cfg.max_total_tokens, envs=self.envs,
-                              instances=self._local(instances))
+                              instances=self._local(drawn))
                 self._shape_rewards(eps)
                 generated += eps
                 kept += self._keep(eps) if cfg.dynamic_sampling else eps
@@ -511,6 +528,8 @@ class Trainer:
             warnings.warn("no trainable groups this step; the optimizer step is skipped", RuntimeWarning, stacklevel=2)
         t2 = time.perf_counter()
         stats.update(step=self.step, rollout_s=t1 - t0, update_s=t2 - t1, step_s=t2 - t0)
+        if self.split is not None:
+            stats["epoch"] = self.split.epoch(self.data_pos)
         if "policy_tokens" in stats:
             stats["tokens_per_s"] = stats["policy_tokens"] / max(1e-9, t2 - t0)
         self.step += 1
@@ -533,6 +552,8 @@ class Trainer:
 
         if self.cfg.curriculum:
             return self.train_curriculum()
+        if self.split is not None:
+            return train_epochs(self)
         bar = tqdm(total=self.cfg.steps, initial=self.step, desc=f"{self.cfg.algo} {self.cfg.env}",
                    disable=not (self.cfg.progress and self.acc.is_main_process), unit="step")
         while self.step < self.cfg.steps:
@@ -611,7 +632,7 @@ class Trainer:
         self.acc.save_state(str(path))
         if self.acc.is_main_process:
             state = {"step": self.step, "data_pos": self.data_pos, "curriculum": self.curriculum_state,
-                     "config": self.cfg.to_dict()}
+                     "stopping": self.stopping.state(), "config": self.cfg.to_dict()}
             (path / "trainer_state.json").write_text(json.dumps(state, indent=2, default=str) + "\n")
             self._prune_checkpoints(path)
         self.acc.wait_for_everyone()
@@ -639,6 +660,8 @@ class Trainer:
         state = json.loads((path / "trainer_state.json").read_text())
         self.step, self.data_pos = state["step"], state["data_pos"]
         self.curriculum_state = state.get("curriculum")
+        if state.get("stopping"):
+            self.stopping = EarlyStopping(**state["stopping"])
         # rows logged after this checkpoint belong to steps the resumed run does again: drop them,
         # so metrics.jsonl (and the returned history) holds each step once
         metrics = self.out / "metrics.jsonl"

@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 from .agents import act, make_agent, reseed
 
-__all__ = ["EvalConfig", "run_eval", "load_records", "RECORDS", "TIMINGS", "CONFIG"]
+__all__ = ["EvalConfig", "run_eval", "load_records", "read_dataset", "RECORDS", "TIMINGS", "CONFIG"]
 
 RECORDS, TIMINGS, CONFIG = "records.jsonl", "timings.jsonl", "run.json"
 #: threads stepping a batch of sandbox-bound episodes when ``EvalConfig.workers`` is None (the
@@ -115,6 +115,12 @@ class EvalConfig:
 
 
 # ----------------------------------------------------------------------------- instances
+def read_dataset(path: str) -> list[tuple[str, Any]]:
+    """``(file name, record)`` for every record of a JSONL file or of every ``*.jsonl`` in a
+    directory (sorted), as ``--dataset`` and training splits read them."""
+    return list(_dataset_items(path))
+
+
 def _dataset_items(path: str) -> Iterator[tuple[str, Any]]:
     p = Path(path)
     files = sorted(p.glob("*.jsonl")) if p.is_dir() else [p]
@@ -133,7 +139,7 @@ def _dataset_items(path: str) -> Iterator[tuple[str, Any]]:
 def _instances(cfg: EvalConfig, env: Any) -> list[tuple[str | None, Any]]:
     """(source, instance) for every instance of the run, in order."""
     if cfg.dataset is not None:
-        return list(_dataset_items(cfg.dataset))
+        return read_dataset(cfg.dataset)
     out = []
     for i in range(cfg.instances):
         env.reset(seed=cfg.instance_seed + i)

@@ -341,3 +341,45 @@ def test_reinforce_pp_with_partial_kl_on_the_or_env_writes_metrics(tmp_path):
         assert row["reward"] == pytest.approx(sum(row[f"reward/{k}"] for k in ("format", "execution", "accuracy",
                                                                                  "bonus")), abs=1e-6)
         assert all(math.isfinite(v) for v in row.values() if isinstance(v, float))
+
+
+def _letter_split(path, n):
+    path.write_text("".join(json.dumps({"letter": "e"}) + "\n" for _ in range(n)))
+    return str(path)
+
+
+@pytest.mark.slow
+def test_epochs_over_a_split_with_validation_and_the_best_checkpoint(tmp_path):
+    cfg = make_config("grpo", out_dir=str(tmp_path / "run"), data=_letter_split(tmp_path / "train.jsonl", 16),
+                      eval_data=_letter_split(tmp_path / "val.jsonl", 8), epochs=2, eval_every=2,
+                      **{**TINY, "prompts_per_step": 4, "env_kwargs": {"turns": 1}})
+    trainer = Trainer(cfg)
+    history = trainer.train()
+    steps = [h for h in history if "reward" in h]
+    vals = [h for h in history if "val_accuracy" in h]
+    assert len(steps) == 8 and steps[-1]["epoch"] == 2.0 and steps[3]["epoch"] == 1.0  # 16 / 4 a epoch
+    assert [v["step"] for v in vals] == [1, 3, 5, 7]  # every eval_every = 2 steps
+    # the toy env reports no info["correct"]: every validation scores 0, the first stays the best
+    assert all(v["val_accuracy"] == 0.0 for v in vals) and vals[-1]["val_best_step"] == 1
+    assert (tmp_path / "run" / "best" / "config.json").exists() and (tmp_path / "run" / "final").exists()
+    assert sorted(p.name for p in (tmp_path / "run" / "validation").iterdir()) == [
+        "step_000002", "step_000004", "step_000006", "step_000008"]
+    rec = (tmp_path / "run" / "validation" / "step_000002" / "records.jsonl").read_text().splitlines()
+    assert len(rec) == 8  # every validation instance, once (eval_samples = 1), through solvergym.evaluation
+    # each epoch visits every instance once, in a seeded order of its own
+    assert sorted(trainer.split.order(0)) == list(range(16)) and list(trainer.split.order(0)) != list(trainer.split.order(1))
+
+
+@pytest.mark.slow
+def test_early_stopping_ends_a_run_whose_validation_does_not_improve(tmp_path):
+    cfg = make_config("grpo", out_dir=str(tmp_path / "run"), data=_letter_split(tmp_path / "train.jsonl", 16),
+                      eval_data=_letter_split(tmp_path / "val.jsonl", 4), epochs=5, patience=1,
+                      **{**TINY, "prompts_per_step": 8, "env_kwargs": {"turns": 1}})
+    history = Trainer(cfg).train()
+    vals = [h for h in history if "val_accuracy" in h]
+    # validation at each epoch's end (2 steps); the second does not beat the first: stop there
+    assert [v["step"] for v in vals] == [1, 3] and [v["val_improved"] for v in vals] == [1.0, 0.0]
+    assert history[-1]["early_stop"] == 1.0 and history[-1]["val_best_step"] == 1
+    assert len([h for h in history if "reward" in h]) == 4  # 2 of the 5 epochs
+    with pytest.raises(ValueError, match="needs a validation split"):
+        make_config("grpo", data=str(tmp_path / "train.jsonl"), patience=2)
