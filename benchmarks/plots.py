@@ -16,13 +16,16 @@ def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
 
 
 def plot_run(run_dir: str | Path, out: str | Path | None = None, title: str | None = None) -> Path:
-    """Reward (mean and each component), accuracy and response length against the step; PNG."""
+    """Reward (mean and each component), accuracy (train, and validation with ``--eval-data``) and
+    response length against the step; PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in read_metrics(run_dir) if "reward" in r]
+    everything = read_metrics(run_dir)
+    rows = [r for r in everything if "reward" in r]
+    vals = [r for r in everything if "val_accuracy" in r]
     if not rows:
         raise ValueError(f"{run_dir}/metrics.jsonl has no reward entries")
     steps = [r["step"] for r in rows]
@@ -32,7 +35,15 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None, title: str | No
         axes[0].plot(steps, [r.get(key, float("nan")) for r in rows], label=key[7:], lw=1)
     axes[0].set_title("reward")
     axes[0].legend(fontsize=8)
-    axes[1].plot(steps, [r.get("accuracy", float("nan")) for r in rows], color="tab:green")
+    axes[1].plot(steps, [r.get("accuracy", float("nan")) for r in rows], color="tab:green", label="train")
+    if vals:  # --eval-data: validation accuracy, the best one ringed
+        axes[1].plot([r["step"] for r in vals], [r["val_accuracy"] for r in vals], "o-", color="tab:blue",
+                     label="validation")
+        best = vals[-1].get("val_best_step")
+        for r in vals:
+            if r["step"] == best:
+                axes[1].plot([best], [r["val_accuracy"]], "o", ms=12, mfc="none", color="tab:red", label="best")
+        axes[1].legend(fontsize=8)
     axes[1].set_title("accuracy (correct > 0)")
     axes[1].set_ylim(-0.02, 1.02)
     axes[2].plot(steps, [r.get("response_length", float("nan")) for r in rows], color="tab:orange")

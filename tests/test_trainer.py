@@ -16,6 +16,7 @@ import toy_env  # noqa: E402
 
 from solvergym.agents.scripted import oracle_action
 from solvergym.algorithms.config import make_config  # noqa: E402
+from solvergym.benchmarks.plots import plot_run  # noqa: E402
 from solvergym.algorithms.rollout import collate  # noqa: E402
 from solvergym.algorithms.trainer import LossInputs, Trainer, policy_loss, token_logprobs  # noqa: E402
 from solvergym.envs.logic_steps.problem import format_answer  # noqa: E402
@@ -366,6 +367,8 @@ def test_epochs_over_a_split_with_validation_and_the_best_checkpoint(tmp_path):
         "step_000002", "step_000004", "step_000006", "step_000008"]
     rec = (tmp_path / "run" / "validation" / "step_000002" / "records.jsonl").read_text().splitlines()
     assert len(rec) == 8  # every validation instance, once (eval_samples = 1), through solvergym.evaluation
+    png = plot_run(tmp_path / "run")  # train and validation accuracy, the best one ringed
+    assert png.stat().st_size > 10_000
     # each epoch visits every instance once, in a seeded order of its own
     assert sorted(trainer.split.order(0)) == list(range(16)) and list(trainer.split.order(0)) != list(trainer.split.order(1))
 
