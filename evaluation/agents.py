@@ -100,7 +100,8 @@ def reseed(agent: Any, seed: int) -> None:
         return
     if isinstance(agent, LogicLMAgent):  # its backup guesses, then the model it drives
         agent.rng = np.random.default_rng(seed)
-        agent = agent.model
+        reseed(agent.model, seed)
+        return
     if isinstance(agent, RandomAgent):
         agent.rng = np.random.default_rng(seed)
         return
