@@ -227,6 +227,14 @@ class Trainer:
             return x
         return self.acc.reduce(x.to(self.acc.device), reduction="sum").cpu()
 
+    def _reseed_policy(self, seed: int) -> None:
+        """The sampler's own stream, from the config alone (HF and vLLM alike); a policy without
+        ``reseed`` (one of the user's) gets torch's global RNG seeded instead."""
+        if callable(getattr(self.policy, "reseed", None)):
+            self.policy.reseed(seed)
+        else:
+            torch.manual_seed(seed)
+
     def broadcast_scalar(self, value: float) -> float:
         """The main process's ``value`` on every process."""
         return float(self.reduce_sum(torch.tensor([value if self.acc.is_main_process else 0.0],
@@ -252,8 +260,7 @@ class Trainer:
                 if instances is None and self.split is not None:  # the split's next instances
                     drawn = self.split.draw(self.data_pos, cfg.prompts_per_step)
                 seeds = [self._seed(1, base + i) for i in range(self.local_groups)]
-                # the sampler's own stream, from the config alone (HF and vLLM alike)
-                self.policy.reseed(self._seed(2, self.step, r, self.rank))
+                self._reseed_policy(self._seed(2, self.step, r, self.rank))
                 eps = rollout(None, self.policy, seeds, group_size=cfg.group_size, sampling=self.sampling,
                               max_total_tokens=cfg.max_total_tokens, envs=self.envs,
                               instances=self._local(drawn))
@@ -573,7 +580,7 @@ class Trainer:
         """pass@1: one sample per instance at the training temperature."""
         insts = list(instances)
         share = insts[self.rank::self.world]
-        self.policy.reseed(self._seed(4, self.step, len(insts), self.rank))
+        self._reseed_policy(self._seed(4, self.step, len(insts), self.rank))
         correct = 0.0
         for s in range(0, len(share), len(self.envs)):
             chunk = share[s:s + len(self.envs)]
