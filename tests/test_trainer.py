@@ -3,6 +3,7 @@ import json
 import math
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -371,6 +372,7 @@ def test_epochs_over_a_split_with_validation_and_the_best_checkpoint(tmp_path):
     assert png.stat().st_size > 10_000
     # each epoch visits every instance once, in a seeded order of its own
     assert sorted(trainer.split.order(0)) == list(range(16)) and list(trainer.split.order(0)) != list(trainer.split.order(1))
+    shutil.rmtree(tmp_path / "run")  # ~2.7 GB of checkpoint and models: not kept for pytest's last runs
 
 
 @pytest.mark.slow
@@ -386,3 +388,4 @@ def test_early_stopping_ends_a_run_whose_validation_does_not_improve(tmp_path):
     assert len([h for h in history if "reward" in h]) == 4  # 2 of the 5 epochs
     with pytest.raises(ValueError, match="needs a validation split"):
         make_config("grpo", data=str(tmp_path / "train.jsonl"), patience=2)
+    shutil.rmtree(tmp_path / "run")
