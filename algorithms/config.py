@@ -115,6 +115,9 @@ class TrainConfig:
     eval_samples: int = 1  # samples per validation instance: avg@k over them
     eval_temperature: float = 0.0  # 0: greedy validation (Spring: "inference temperature 0.0")
     patience: int | None = None  # stop after this many validations without a better one (None: never)
+    # validate once before the first update too (verl's trainer.val_before_train), logged at step
+    # -1: the curve starts from the model as loaded (e.g. after an SFT warm-up)
+    eval_before_train: bool = False
 
     # bookkeeping
     log_every: int = 1
@@ -159,6 +162,8 @@ class TrainConfig:
             raise ValueError(f"patience must be an int >= 1 or None, got {self.patience!r}")
         if (self.eval_data or self.patience) and not self.data:
             raise ValueError("eval_data and patience go with a training split (data)")
+        if self.eval_before_train and not self.eval_data:
+            raise ValueError("eval_before_train needs a validation split (eval_data)")
         if self.patience and not self.eval_data:
             raise ValueError("early stopping (patience) needs a validation split (eval_data)")
         if self.kl_coef < 0:

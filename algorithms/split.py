@@ -11,7 +11,9 @@ reporting the checkpoint with the best validation score (§5.1(d)). With ``Train
   theirs from the same order, so the replacements come from the split.
 - :func:`validate` runs the validation split through ``solvergym.evaluation`` (the same runner,
   records and report as ``solvergym eval``; greedy by default, ``eval_samples`` samples each, avg@k),
-  into ``out_dir/validation/step_<N>``, on the main process.
+  into ``out_dir/validation/step_<N>``, on the main process: every ``eval_every`` steps and after
+  the last step (at each epoch's end with ``eval_every=0``), and before the first update with
+  ``eval_before_train`` (verl's ``val_before_train``; logged at step -1).
 - :class:`EarlyStopping` keeps the best validation score and its step; ``patience``
   validations without a better one end the run; the best model is saved as ``out_dir/best``.
 """
@@ -118,6 +120,17 @@ def validate(trainer: Any) -> float:
     return float(trainer.broadcast_scalar(score))
 
 
+def _validate_and_log(trainer: Any, split: Split) -> None:
+    """Validate, keep the best model, log the row at the step just done (-1: before any update)."""
+    score = validate(trainer)
+    better = trainer.stopping.update(score, trainer.step - 1)
+    if better:
+        trainer.save_model(Path(trainer.cfg.out_dir) / "best")
+    trainer._log({"step": trainer.step - 1, "epoch": split.epoch(trainer.data_pos),
+                 "val_accuracy": score, "val_best": trainer.stopping.best,
+                 "val_best_step": trainer.stopping.best_step, "val_improved": float(better)})
+
+
 def train_epochs(trainer: Any) -> list[dict[str, Any]]:
     """``cfg.epochs`` passes over the split, validating every ``eval_every`` steps (0: at each
     epoch's end), stopping early with ``patience``; the final and the best model are saved."""
@@ -128,21 +141,21 @@ def train_epochs(trainer: Any) -> list[dict[str, Any]]:
     bar = tqdm(total=math.ceil(end / cfg.prompts_per_step), initial=trainer.step, unit="step",
                desc=f"{cfg.algo} {cfg.env} ({cfg.epochs} epochs of {len(split)})",
                disable=not (cfg.progress and trainer.acc.is_main_process))
+    if cfg.eval_before_train and trainer.val_items is not None and trainer.step == 0:
+        _validate_and_log(trainer, split)
     while trainer.data_pos < end and not trainer.stopping.stop:
         epoch_before = trainer.data_pos // len(split)
         s = trainer.train_step()
         bar.update(1)
         bar.set_postfix(reward=f"{s.get('reward', float('nan')):.3f}", epoch=f"{split.epoch(trainer.data_pos):.2f}")
-        epoch_done = trainer.data_pos // len(split) > epoch_before or trainer.data_pos >= end
-        due = cfg.eval_every and trainer.step % cfg.eval_every == 0
+        last = trainer.data_pos >= end
+        epoch_done = trainer.data_pos // len(split) > epoch_before or last
+        # every eval_every steps and after the last one (as verl's test_freq), else at epoch ends;
+        # dynamic sampling draws its replacements from the split, so the last step is not always
+        # a multiple of eval_every
+        due = cfg.eval_every and (trainer.step % cfg.eval_every == 0 or last)
         if trainer.val_items is not None and (due or (not cfg.eval_every and epoch_done)):
-            score = validate(trainer)
-            better = trainer.stopping.update(score, trainer.step - 1)
-            if better:
-                trainer.save_model(Path(cfg.out_dir) / "best")
-            trainer._log({"step": trainer.step - 1, "epoch": split.epoch(trainer.data_pos),
-                         "val_accuracy": score, "val_best": trainer.stopping.best,
-                         "val_best_step": trainer.stopping.best_step, "val_improved": float(better)})
+            _validate_and_log(trainer, split)
         if cfg.save_every and trainer.step % cfg.save_every == 0 and trainer.data_pos < end:
             trainer.save_checkpoint()
     bar.close()

@@ -353,20 +353,21 @@ def _letter_split(path, n):
 @pytest.mark.slow
 def test_epochs_over_a_split_with_validation_and_the_best_checkpoint(tmp_path):
     cfg = make_config("grpo", out_dir=str(tmp_path / "run"), data=_letter_split(tmp_path / "train.jsonl", 16),
-                      eval_data=_letter_split(tmp_path / "val.jsonl", 8), epochs=2, eval_every=2,
+                      eval_data=_letter_split(tmp_path / "val.jsonl", 8), epochs=2, eval_every=3, eval_before_train=True,
                       **{**TINY, "prompts_per_step": 4, "env_kwargs": {"turns": 1}})
     trainer = Trainer(cfg)
     history = trainer.train()
     steps = [h for h in history if "reward" in h]
     vals = [h for h in history if "val_accuracy" in h]
     assert len(steps) == 8 and steps[-1]["epoch"] == 2.0 and steps[3]["epoch"] == 1.0  # 16 / 4 a epoch
-    assert [v["step"] for v in vals] == [1, 3, 5, 7]  # every eval_every = 2 steps
+    # once before any update (logged at step -1), every eval_every = 3 steps, and after the last
+    assert [v["step"] for v in vals] == [-1, 2, 5, 7]
     # the toy env reports no info["correct"]: every validation scores 0, the first stays the best
-    assert all(v["val_accuracy"] == 0.0 for v in vals) and vals[-1]["val_best_step"] == 1
+    assert all(v["val_accuracy"] == 0.0 for v in vals) and vals[-1]["val_best_step"] == -1
     assert (tmp_path / "run" / "best" / "config.json").exists() and (tmp_path / "run" / "final").exists()
     assert sorted(p.name for p in (tmp_path / "run" / "validation").iterdir()) == [
-        "step_000002", "step_000004", "step_000006", "step_000008"]
-    rec = (tmp_path / "run" / "validation" / "step_000002" / "records.jsonl").read_text().splitlines()
+        "step_000000", "step_000003", "step_000006", "step_000008"]
+    rec = (tmp_path / "run" / "validation" / "step_000003" / "records.jsonl").read_text().splitlines()
     assert len(rec) == 8  # every validation instance, once (eval_samples = 1), through solvergym.evaluation
     png = plot_run(tmp_path / "run")  # train and validation accuracy, the best one ringed
     assert png.stat().st_size > 10_000
@@ -388,4 +389,6 @@ def test_early_stopping_ends_a_run_whose_validation_does_not_improve(tmp_path):
     assert len([h for h in history if "reward" in h]) == 4  # 2 of the 5 epochs
     with pytest.raises(ValueError, match="needs a validation split"):
         make_config("grpo", data=str(tmp_path / "train.jsonl"), patience=2)
+    with pytest.raises(ValueError, match="eval_before_train needs a validation split"):
+        make_config("grpo", data=str(tmp_path / "train.jsonl"), eval_before_train=True)
     shutil.rmtree(tmp_path / "run")
