@@ -16,6 +16,7 @@ from solvergym.agents.scripted import OracleAgent, SolverToolOracle, oracle_acti
 from solvergym.envs.sandbox import SOLVER_FAMILIES, default_pool, shutdown_default_pool
 from solvergym.envs.sat.decision import DecisionInstance
 from solvergym.envs.modes.tool import SolverToolEnv, ToolInstance
+from solvergym.envs.sat.problem import SATToolProblem
 from solvergym.envs.sat.programs import cnf_program, hack_program
 from solvergym.agents.sft_data import build_sat_rl_sft
 
@@ -243,14 +244,51 @@ def test_sat_task_with_assignments():
     assert info["reward_components"] == FULL and info["answer"] == bits
     from solvergym.envs.sat.cnf import first_violated
 
-    wrong = next(b for b in (format(i, "06b") for i in range(64)) if first_violated(inst.clauses, b) is not None)
+    every = [format(i, "06b") for i in range(64)]
+    wrong = next(b for b in every if first_violated(inst.clauses, b) is not None)
+    p = sum(first_violated(inst.clauses, b) is None for b in every) / 64  # brute force
+    assert 0 < p < 1 and p == inst.chance_success
     env.reset(seed=3)
     _, r, _, _, info = env.step(f"```answer {wrong}```")
-    assert info["reward_components"]["correct"] == pytest.approx(-1.1) and info["reward_components"]["format"] == 0.1
+    # eq. 1's penalty scaled to the chance a guess has (wrong_penalty="chance", the default)
+    assert info["reward_components"]["correct"] == pytest.approx(-p / (1 - p) - 0.1)
+    assert info["reward_components"]["format"] == 0.1
     env.reset(seed=3)
     _, r, term, _, info = env.step("```answer 101```")  # not 6 bits: a format failure, retry allowed
     assert not term and info["error"]
     env.close()
+    for rule, expected in (("binary", -1.1), ("choices", -1 / 63 - 0.1), ("chance", -p / (1 - p) - 0.1)):
+        other = SolverToolEnv("sat", tool_sampling=False, solver="sympy", n=3, k=6, l=12, wrong_penalty=rule)
+        other.reset(seed=3)
+        assert other.step(f"```answer {wrong}```")[4]["reward_components"]["correct"] == pytest.approx(expected)
+        other.close()
+    with pytest.raises(ValueError, match="wrong_penalty must be one of"):
+        SolverToolEnv("sat", wrong_penalty="harsh")
+
+
+def test_guessing_an_assignment_never_pays_under_the_chance_penalty():
+    """SAT-RL §3.4: eq. 1 makes 'uniform random guessing strictly suboptimal in expectation'. Over
+    every assignment of each instance, the mean reward is exactly -(1 - p) eps under "chance"; the
+    n-choice rule read literally ("choices", n = 2^k) pays a guesser where several assignments
+    satisfy; "binary" charges a wrong assignment as a wrong yes/no."""
+    from solvergym.envs.sat.cnf import first_violated
+
+    env = SolverToolEnv("sat", tool_sampling=False, solver="z3", n=2, k=4, l=3)
+    paid_by_choices = 0
+    for seed in range(12):
+        env.reset(seed=seed)
+        inst = env.problem_instance()
+        every = [format(i, "04b") for i in range(16)]
+        p = sum(first_violated(inst.clauses, b) is None for b in every) / 16
+        means = {}
+        for rule in ("chance", "choices", "binary"):
+            problem = SATToolProblem(wrong_penalty=rule)
+            means[rule] = sum(problem.score(inst, f"```answer {b}```").components["correct"] for b in every) / 16
+        assert means["chance"] == pytest.approx(-(1 - p) * 0.1, abs=1e-12)
+        assert means["binary"] == pytest.approx(p - (1 - p) * 1.1)
+        paid_by_choices += means["choices"] > 0
+    env.close()
+    assert paid_by_choices > 0  # 3 clauses of 2 literals over 4 variables leave several models
 
 
 def test_instances_round_trip_and_reset_options():

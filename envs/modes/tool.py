@@ -18,7 +18,8 @@ Rewards (§3.4, all components start at 0 and are paid when the episode ends, by
 the turn budget; every earlier step pays 0):
 
 - the problem's own components for the final answer (SAT: ``format`` 0.1 when it parses;
-  ``correct`` 1 correct / 0 ``idk`` / ``-1 - eps`` wrong, eq. 1);
+  ``correct`` 1 correct / 0 ``idk`` / ``-1 - eps`` wrong, eq. 1; a k-bit assignment's wrong
+  answer ``-p/(1-p) - eps``, eq. 1 extended to 2^k answers, p the chance a guess has);
 - ``tool`` 0.1 when the *last* tool call exited without error (status ``ok``) and made a
   solve/check call of the sampled solver that returned; importing it is not enough (the §4.3
   reward hack ``from z3 import *; print('z3 imported')`` earns 0). The evidence is recorded in
@@ -142,7 +143,9 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
     :func:`~solvergym.envs.problem.register_problem` that has solvers (or a Problem class); the
     problem's knobs (``dims``, ``num_clauses`` / ``n``, ``k``, ``l``) and settings (``widths``,
     ``sat_ratio``...) are keyword arguments, and its knobs are this env's difficulty keys.
-    ``eps`` (eq. 1's penalty) goes to the problem. ``limits``: the sandbox limits per program (a
+    ``eps`` (eq. 1's penalty) goes to the problem, and so does ``wrong_penalty`` (``sat``: how eq. 1's
+    penalty extends to a k-bit answer, :func:`~solvergym.envs.sat.verify.wrong_assignment_reward`;
+    ``"chance"`` by default, ``"binary"`` for ``-1 - eps``; a yes/no task is the same under every rule). ``limits``: the sandbox limits per program (a
     :class:`~solvergym.envs.sandbox.Limits` or its dict). ``pool``: a
     :class:`~solvergym.envs.sandbox.SandboxPool` to use instead of the shared one.
     """
@@ -167,6 +170,7 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
         max_turns: int = 4,
         limits: Limits | dict | None = None,
         eps: float = DEFAULT_EPS,
+        wrong_penalty: str = "chance",
         equivalence_timeout_ms: int = DEFAULT_TIMEOUT_MS,
         auxiliary: str = "reject",
         max_tool_output_chars: int = 4000,
@@ -189,7 +193,7 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
         if "eps" in settings_defaults(factory):
             settings.setdefault("eps", eps)
         self.knobs = factory.Knobs.make(**knobs)
-        self.problem = factory(**settings).tool_variant(eps=eps)
+        self.problem = factory(**settings).tool_variant(eps=eps, wrong_penalty=wrong_penalty)
         self.task_name = task if isinstance(task, str) else self.problem.name
         if not self.problem.solvers:
             raise ValueError(f"problem {self.task_name!r} has no solvers: it has no tool mode")

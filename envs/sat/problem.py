@@ -4,8 +4,8 @@
 - ``sat`` (SATURN §2.2-2.4): a planted random CNF in SATURN's prompt; the answer is a k-bit
   assignment in the last ``\\boxed{}``; ``format`` -1 without a box, ``correct`` 1 for any
   satisfying assignment. In tool mode (SAT-RL §3.4) the same instances are answered as SAT-RL
-  asks, in ```` ```answer <bits>``` ```` (``idk`` allowed), with eq. 1's ``-1 - eps`` for a wrong
-  one (:class:`SATToolProblem`).
+  asks, in ```` ```answer <bits>``` ```` (``idk`` allowed), with eq. 1's penalty for a wrong one
+  scaled to the chance a guess has, ``-p/(1-p) - eps`` (:class:`SATToolProblem`).
 - ``sat-bench`` (SAT-RL §3.2, App. C, E.1): a CNF over ``x(i,j,...)`` told as a scenario with one
   condition per clause; yes / no / idk; ``format`` 0.1, ``correct`` 1 / 0 / ``-1 - eps``.
 """
@@ -19,7 +19,7 @@ import numpy as np
 from ..problem import Gold, Knobs, Problem, Verdict
 from ..parsing import DECISION_WORDS, final_answer_block
 from ..sandbox import SOLVER_FAMILIES
-from .cnf import first_violated, var_name
+from .cnf import count_models, first_violated, var_name
 from .datasets import decision_from_record, instance_from_saturn_record
 from .decision import DecisionInstance, decision_instance
 from .equivalence import decision_truth, saturn_truth
@@ -31,11 +31,11 @@ from .verify import (
     DEFAULT_EPS,
     SATRL_FORMAT,
     SATURN_FORMAT,
-    correctness_reward,
+    WRONG_PENALTIES,
     decision_reward,
-
     parse_bitstring,
     saturn_reward,
+    wrong_assignment_reward,
 )
 
 __all__ = ["SATKnobs", "SATProblem", "SATToolProblem", "SATBenchKnobs", "SATBenchProblem"]
@@ -122,8 +122,16 @@ class SATProblem(Problem):
     def sample_answer(self, inst, rng):
         return "\\boxed{" + "".join(rng.choice(["0", "1"], size=inst.k)) + "}"
 
-    def tool_variant(self, *, eps: float = DEFAULT_EPS, **_: Any) -> "SATToolProblem":
-        return SATToolProblem(max_chance_success=self.max_chance_success, eps=eps)
+    def tool_variant(self, *, eps: float = DEFAULT_EPS, wrong_penalty: str = "chance",
+                     **_: Any) -> "SATToolProblem":
+        return SATToolProblem(max_chance_success=self.max_chance_success, eps=eps, wrong_penalty=wrong_penalty)
+
+
+def _chance(inst: SATInstance) -> float:
+    """``chance_success``, counted when the instance came without its model count."""
+    if inst.chance_success is not None:
+        return inst.chance_success
+    return count_models(inst.clauses, inst.k)[0] / 2.0**inst.k
 
 
 def _names(inst: SATInstance) -> list[str]:
@@ -133,11 +141,17 @@ def _names(inst: SATInstance) -> list[str]:
 class SATToolProblem(SATProblem):
     """SATURN's instances answered as SAT-RL asks (tool mode): a k-bit assignment in
     ```` ```answer ...``` ```` (``idk`` allowed); ``correct`` 1 for any satisfying assignment, 0
-    for ``idk``, ``-1 - eps`` otherwise (eq. 1 with two choices: guessing must not pay)."""
+    for ``idk``, and for a wrong one eq. 1's penalty extended to 2^k answers by ``wrong_penalty``
+    (:func:`~solvergym.envs.sat.verify.wrong_assignment_reward`; default ``"chance"``:
+    ``-p/(1-p) - eps``, p the instance's ``chance_success``, so that guessing never pays;
+    ``"binary"``: ``-1 - eps`` as for yes/no)."""
 
-    def __init__(self, max_chance_success: float | None = None, eps: float = DEFAULT_EPS):
+    def __init__(self, max_chance_success: float | None = None, eps: float = DEFAULT_EPS,
+                 wrong_penalty: str = "chance"):
         super().__init__(max_chance_success)
-        self.eps = float(eps)
+        if wrong_penalty not in WRONG_PENALTIES:
+            raise ValueError(f"wrong_penalty must be one of {WRONG_PENALTIES}, got {wrong_penalty!r}")
+        self.eps, self.wrong_penalty = float(eps), wrong_penalty
 
     def tool_variant(self, **_: Any) -> "SATToolProblem":
         return self
@@ -178,7 +192,7 @@ class SATToolProblem(SATProblem):
         ok = bad is None
         reason = "assignment satisfies every clause" if ok else \
             f"assignment {bits} falsifies clause {bad + 1} of {len(inst.clauses)}"
-        corr = correctness_reward("correct" if ok else "incorrect", eps=self.eps)
+        corr = 1.0 if ok else wrong_assignment_reward(self.wrong_penalty, inst.k, _chance(inst), eps=self.eps)
         return Verdict({"format": SATRL_FORMAT, "correct": corr}, True, ok, reason, bits)
 
     def unanswered(self, inst, reason):

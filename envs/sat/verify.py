@@ -29,6 +29,8 @@ __all__ = [
     "satisfies_batch",
     "saturn_reward",
     "correctness_reward",
+    "WRONG_PENALTIES",
+    "wrong_assignment_reward",
     "parse_decision",
     "decision_reward",
 ]
@@ -108,6 +110,38 @@ def correctness_reward(outcome: str, *, n_choices: int = 2, eps: float = DEFAULT
             raise ValueError("n_choices must be >= 2")
         return -1.0 / (n_choices - 1) - eps
     raise ValueError(f"outcome must be correct/idk/incorrect, got {outcome!r}")
+
+
+#: the rules for eq. 1's penalty on a wrong k-bit assignment (:func:`wrong_assignment_reward`)
+WRONG_PENALTIES = ("chance", "choices", "binary")
+
+
+def wrong_assignment_reward(rule: str, k: int, chance: float, *, eps: float = DEFAULT_EPS) -> float:
+    """SAT-RL eq. 1's reward for a wrong answer when the answer is a k-bit assignment.
+
+    SAT-RL §3.4 sets the penalty so that "uniform random guessing [is] strictly suboptimal in
+    expectation": ``-1 - eps`` for yes/no, and "-1/(n-1) - eps for multiple-choice problems with n
+    choices". An assignment is one of ``n = 2^k`` answers, of which the fraction ``chance`` (the
+    instance's ``chance_success``) is right:
+
+    - ``"chance"``: ``-p/(1-p) - eps`` with ``p = chance``. A uniform guess earns exactly
+      ``-(1-p) eps`` in expectation, whatever the number of models; with one model this is the
+      paper's n-choice rule, and with yes/no (p = 1/2) its ``-1 - eps``.
+    - ``"choices"``: ``-1/(2^k - 1) - eps``, the paper's n-choice rule read literally (n = 2^k), as
+      if one assignment satisfied: when several do, guessing pays (p > 1/(2^k - 1) + eps).
+    - ``"binary"``: ``-1 - eps``, eq. 1 as printed for yes/no. A wrong attempt costs as much as a
+      wrong yes/no, so a policy right less than ``(1 + eps) / (2 + eps)`` of the time (52% with
+      the default eps) earns more by not answering at all.
+    """
+    if rule == "binary":
+        return correctness_reward("incorrect", eps=eps)
+    if rule == "choices":
+        return correctness_reward("incorrect", n_choices=2**k, eps=eps)
+    if rule == "chance":
+        if not 0.0 <= chance <= 1.0:
+            raise ValueError(f"chance must be a probability, got {chance!r}")
+        return -eps if chance >= 1.0 else -chance / (1.0 - chance) - eps  # p = 1: nothing is wrong
+    raise ValueError(f"wrong_penalty must be one of {WRONG_PENALTIES}, got {rule!r}")
 
 
 _YES = {"yes", "sat", "satisfiable", "true"}
