@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 import sys
 import time
@@ -54,6 +53,7 @@ from solvergym.algorithms.trainer import Trainer
 from solvergym.benchmarks.evaluate import format_table
 from solvergym.envs.sat.cnf import formula_key
 from solvergym.envs.sat.verify import WRONG_PENALTIES
+from solvergym.evaluation.report import build_report
 from solvergym.evaluation.runner import EvalConfig, load_records, run_eval
 
 HERE = Path(__file__).resolve()
@@ -97,19 +97,19 @@ def build_data(out: Path, n_sft: int, n_train: int, n_val: int, seed: int) -> di
 
 def evaluate(out: Path, agent: str, env_kwargs: dict, dataset: Path, n_samples: int, temperature: float,
              max_new_tokens: int, seed: int) -> dict[str, Any]:
-    """avg@n over the dataset through ``solvergym eval`` (resumable), with the standard error over
-    instances and the reward components' means."""
+    """Run ``solvergym eval`` over the dataset (resumable) and :func:`summarise` it."""
     cfg = EvalConfig(ENV, agent=agent, env_kwargs=env_kwargs, dataset=str(dataset), n_samples=n_samples,
                      ks=[1], seeds=[seed], temperature=temperature, max_new_tokens=max_new_tokens)
-    records = load_records(run_eval(cfg, out, progress=True))
-    per_instance: dict[int, list[float]] = {}
-    for r in records:
-        per_instance.setdefault(r["instance"], []).append(float(bool(r["correct"])))
-    acc = np.array([np.mean(v) for v in per_instance.values()])
-    comps = sorted({k for r in records for k in r["components"]})
-    return {"agent": agent, "n_instances": len(acc), "n_samples": n_samples, "accuracy": float(acc.mean()),
-            "se": float(acc.std(ddof=1) / math.sqrt(len(acc))) if len(acc) > 1 else 0.0,
-            "components": {k: float(np.mean([r["components"].get(k, 0.0) for r in records])) for k in comps}}
+    return summarise(run_eval(cfg, out, progress=True))
+
+
+def summarise(run_dir: Path) -> dict[str, Any]:
+    """Accuracy over all n samples of an evaluation run (the trainer's validations are ones too), its standard error over
+    instances and the reward components' means, as the evaluation report computes them."""
+    rep = build_report(run_dir)
+    avg = rep["overall"]["metrics"]["pass@1"]  # c/n per instance: every sample counts (avg@1 is the first)
+    return {"agent": rep["agent"], "n_instances": rep["instances"], "n_samples": rep["n_samples"],
+            "accuracy": avg["mean"], "se": avg["se_over_instances"], "components": rep["overall"]["components"]}
 
 
 _OR = re.compile(r"Or\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
@@ -149,22 +149,16 @@ def z_score(acc: float, level: float, se: float) -> float | None:
     return (acc - level) / se if se > 0 else None
 
 
-def binomial_se(p: float, n: int) -> float:
-    return math.sqrt(max(p * (1 - p), 0.0) / n) if n else float("nan")
-
-
-def plot(path: Path, val: list[dict], train: list[dict], random_level: float, base: dict, n_val: int,
-         title: str, recall: list[float]) -> None:
+def plot(path: Path, val: list[dict], train: list[dict], random_level: float, base: dict, title: str) -> None:
+    """``val``: the table's validation rows (``updates``, ``acc``, ``se``, ``clause_recall``)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    x = [r["step"] + 1 for r in val]  # updates done
-    y = np.array([r["val_accuracy"] for r in val])
-    se = np.array([binomial_se(p, n_val) for p in y])
-    ax.errorbar(x, y, yerr=se, fmt="o-", color="tab:blue", capsize=3, lw=2, label="validation (greedy) ± SE")
+    x = [r["updates"] for r in val]
+    ax.errorbar(x, [r["acc"] for r in val], yerr=[r["se"] for r in val], fmt="o-", color="tab:blue", capsize=3, lw=2, label="validation (greedy) ± SE")
     if train:
         tx = np.array([r["step"] + 1 for r in train])
         ty = np.array([r.get("accuracy", np.nan) for r in train])
@@ -172,7 +166,7 @@ def plot(path: Path, val: list[dict], train: list[dict], random_level: float, ba
         ax.plot(tx, ty, color="tab:green", alpha=0.25)
         ax.plot(tx[k - 1:], np.convolve(ty, np.ones(k) / k, mode="valid"), color="tab:green", lw=1.5,
                 label=f"training samples (T=1, {k}-step mean)")
-    ax.plot(x, recall, "s--", color="tab:purple", alpha=0.7, label="validation: share of true clauses written")
+    ax.plot(x, [r["clause_recall"] for r in val], "s--", color="tab:purple", alpha=0.7, label="validation: share of true clauses written")
     ax.axhline(random_level, color="tab:red", ls="--", label=f"random agent ({random_level:.3f})")
     ax.axhline(base["accuracy"], color="gray", ls=":", label=f"model before warm-up ({base['accuracy']:.3f})")
     ax.set_xlabel("RL updates (0: after the SFT warm-up)")
@@ -255,31 +249,32 @@ def main(argv=None) -> int:
     train = [r for r in rows if "reward" in r]
 
     val_instances = [json.loads(line) for line in (data / "val.jsonl").read_text().splitlines() if line.strip()]
-    written = {"base": transcription(out / "eval_base", val_instances)}
-    for r in val:
-        written[r["step"] + 1] = transcription(rl_dir / "validation" / f"step_{r['step'] + 1:06d}", val_instances)
     level = files["val"]["mean_chance_success"]
     n_val = files["val"]["count"]
+
+    def row(name: str, run: dict[str, Any], run_dir: Path | None, **extra) -> dict[str, Any]:
+        line = {"model": name, "acc": run["accuracy"], "se": run["se"], "z": z_score(run["accuracy"], level, run["se"]),
+                **extra}
+        if run_dir is not None:  # what the policy wrote; equivalence pays 1, so its mean is a share
+            line.update(transcription(run_dir, val_instances), equivalent=run["components"].get("equivalence", 0.0))
+        return line
+
     table = [{"model": "random agent (exact: mean chance_success)", "acc": level, "se": 0.0, "z": None},
-             {"model": f"random agent (measured, {a.random_samples} samples each)", "acc": random["accuracy"],
-              "se": random["se"], "z": z_score(random["accuracy"], level, random["se"])},
-             {"model": "SmolLM2-135M as released (greedy)", "acc": base["accuracy"], "se": base["se"],
-              "z": z_score(base["accuracy"], level, base["se"]), **written["base"]}]
+             row(f"random agent (measured, {a.random_samples} samples each)", random, None),
+             row("SmolLM2-135M as released (greedy)", base, out / "eval_base")]
     for r in val:
-        se = binomial_se(r["val_accuracy"], n_val)
+        run_dir = rl_dir / "validation" / f"step_{r['step'] + 1:06d}"
         name = "after SFT warm-up (RL update 0)" if r["step"] < 0 else f"after RL update {r['step'] + 1}"
-        table.append({"model": name, "acc": r["val_accuracy"], "se": se,
-                      "z": z_score(r["val_accuracy"], level, se), **written[r["step"] + 1]})
+        table.append(row(name, summarise(run_dir), run_dir, updates=r["step"] + 1))
     written_cols = {"clause_recall": "true clauses written", "clause_precision": "written clauses true",
-                    "exact_formula": "formula exact"}
+                    "exact_formula": "formula exact", "equivalent": "formula equivalent (paid)"}
     shown = [{**r, "z": "-" if r["z"] is None else f"{r['z']:+.1f}",
               **{k: f"{r[k]:.2f}" if k in r else "-" for k in written_cols}} for r in table]
     print(format_table(shown, [("model", "validation", "s"), ("acc", "accuracy", ".3f"), ("se", "SE", ".3f"),
                                ("z", "(acc - random) / SE", "s"), *((k, h, "s") for k, h in written_cols.items())]))
     title = (f"{ENV} sat (2,5,8) sympy, {n_val} validation formulas\nSmolLM2-135M: {a.n_sft} SFT traces, "
              f"then {a.preset} (lr {a.lr:g}), CPU")
-    plot(out / "learning_sat_rl.png", val, train, level, base, n_val, title,
-         [written[r["step"] + 1]["clause_recall"] for r in val])
+    plot(out / "learning_sat_rl.png", [r for r in table if "updates" in r], train, level, base, title)
     summary = {"settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()},
                "env": ENV, "env_kwargs": env_kwargs, "data": files, "random": random, "random_exact": level,
                "base": base, "validation": [{k: r[k] for k in ("step", "val_accuracy", "val_best_step")} for r in val],

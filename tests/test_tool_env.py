@@ -472,3 +472,25 @@ def test_retool_pays_any_clean_run_and_no_solver_incentive():
         SolverToolEnv(tool_reward="free")
     env.close()
     sat_rl.close()
+
+
+def test_chance_penalty_counts_uncounted_records_and_distrusts_a_lower_bound():
+    """A record without its model count is counted (the same penalty as the counted instance); a
+    count that is only a lower bound says nothing of how often a guess is right from above, so the
+    wrong answer is charged eq. 1's -1 - eps."""
+    from solvergym.envs.sat.cnf import first_violated
+    from solvergym.envs.sat.generator import SATInstance
+
+    clauses = [[1, 2], [-1, 3], [-2, -3]]
+    every = [format(i, "03b") for i in range(8)]
+    models = [b for b in every if first_violated(clauses, b) is None]
+    wrong = next(b for b in every if b not in models)
+    p = len(models) / 8
+    problem = SATToolProblem()  # wrong_penalty="chance"
+    answer = f"```answer {wrong}```"
+    counted = SATInstance(n=2, k=3, clauses=clauses, solution=models[0], model_count=len(models))
+    uncounted = SATInstance(n=2, k=3, clauses=clauses, solution=models[0])
+    bound = SATInstance(n=2, k=3, clauses=clauses, solution=models[0], model_count=1, model_count_exact=False)
+    assert problem.score(counted, answer).components["correct"] == pytest.approx(-p / (1 - p) - 0.1)
+    assert problem.score(uncounted, answer).components["correct"] == pytest.approx(-p / (1 - p) - 0.1)
+    assert problem.score(bound, answer).components["correct"] == pytest.approx(-1.1)

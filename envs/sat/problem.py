@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,7 @@ import numpy as np
 from ..problem import Gold, Knobs, Problem, Verdict
 from ..parsing import DECISION_WORDS, final_answer_block
 from ..sandbox import SOLVER_FAMILIES
-from .cnf import count_models, first_violated, var_name
+from .cnf import count_models, first_violated, formula_key, var_name
 from .datasets import decision_from_record, instance_from_saturn_record
 from .decision import DecisionInstance, decision_instance
 from .equivalence import decision_truth, saturn_truth
@@ -127,11 +128,18 @@ class SATProblem(Problem):
         return SATToolProblem(max_chance_success=self.max_chance_success, eps=eps, wrong_penalty=wrong_penalty)
 
 
-def _chance(inst: SATInstance) -> float:
-    """``chance_success``, counted when the instance came without its model count."""
-    if inst.chance_success is not None:
-        return inst.chance_success
-    return count_models(inst.clauses, inst.k)[0] / 2.0**inst.k
+def _chance(inst: SATInstance) -> tuple[float, bool]:
+    """``(chance_success, exact)``; an instance that came without its model count (a dataset
+    record) is counted once per formula, not once per wrong answer."""
+    if inst.model_count is not None:
+        return inst.chance_success, inst.model_count_exact
+    count, exact = _count(formula_key(inst.clauses), inst.k)
+    return count / 2.0**inst.k, exact
+
+
+@functools.lru_cache(maxsize=4096)
+def _count(key: tuple, k: int) -> tuple[int, bool]:
+    return count_models([list(c) for c in key], k)
 
 
 def _names(inst: SATInstance) -> list[str]:
@@ -192,7 +200,11 @@ class SATToolProblem(SATProblem):
         ok = bad is None
         reason = "assignment satisfies every clause" if ok else \
             f"assignment {bits} falsifies clause {bad + 1} of {len(inst.clauses)}"
-        corr = 1.0 if ok else wrong_assignment_reward(self.wrong_penalty, inst.k, _chance(inst), eps=self.eps)
+        if ok:
+            corr = 1.0
+        else:
+            chance, exact = _chance(inst) if self.wrong_penalty == "chance" else (0.0, True)
+            corr = wrong_assignment_reward(self.wrong_penalty, inst.k, chance, exact=exact, eps=self.eps)
         return Verdict({"format": SATRL_FORMAT, "correct": corr}, True, ok, reason, bits)
 
     def unanswered(self, inst, reason):

@@ -116,7 +116,8 @@ def correctness_reward(outcome: str, *, n_choices: int = 2, eps: float = DEFAULT
 WRONG_PENALTIES = ("chance", "choices", "binary")
 
 
-def wrong_assignment_reward(rule: str, k: int, chance: float, *, eps: float = DEFAULT_EPS) -> float:
+def wrong_assignment_reward(rule: str, k: int, chance: float, *, exact: bool = True,
+                            eps: float = DEFAULT_EPS) -> float:
     """SAT-RL eq. 1's reward for a wrong answer when the answer is a k-bit assignment.
 
     SAT-RL §3.4 sets the penalty so that "uniform random guessing [is] strictly suboptimal in
@@ -126,14 +127,17 @@ def wrong_assignment_reward(rule: str, k: int, chance: float, *, eps: float = DE
 
     - ``"chance"``: ``-p/(1-p) - eps`` with ``p = chance``. A uniform guess earns exactly
       ``-(1-p) eps`` in expectation, whatever the number of models; with one model this is the
-      paper's n-choice rule, and with yes/no (p = 1/2) its ``-1 - eps``.
+      paper's n-choice rule, and with yes/no (p = 1/2) its ``-1 - eps``. A count that is only a
+      lower bound (``exact=False``: k > 20 and CDCL enumeration stopped at its limit) bounds p
+      from below, not from above, so the penalty it gives could let a guess pay: such an
+      instance is charged ``"binary"``'s ``-1 - eps`` instead.
     - ``"choices"``: ``-1/(2^k - 1) - eps``, the paper's n-choice rule read literally (n = 2^k), as
       if one assignment satisfied: when several do, guessing pays (p > 1/(2^k - 1) + eps).
     - ``"binary"``: ``-1 - eps``, eq. 1 as printed for yes/no. A wrong attempt costs as much as a
       wrong yes/no, so a policy right less than ``(1 + eps) / (2 + eps)`` of the time (52% with
       the default eps) earns more by not answering at all.
     """
-    if rule == "binary":
+    if rule == "binary" or (rule == "chance" and not exact):
         return correctness_reward("incorrect", eps=eps)
     if rule == "choices":
         return correctness_reward("incorrect", n_choices=2**k, eps=eps)
