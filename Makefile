@@ -6,6 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.solvergym-installed
 PYTEST_ARGS ?=
+BENCH_ARGS ?=
 
 .PHONY: install demo test bench clean
 
@@ -28,8 +29,9 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# the SAT family's speed table (each other benchmark is its own script: benchmarks/*.py --help)
 bench: $(STAMP)
-	$(BIN)/python benchmarks/sat_generation.py
+	$(BIN)/python benchmarks/sat_generation.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -1,6 +1,7 @@
 """SAT family speed: generation, verification, env steps, and the SATURN-2.6k build.
 
     python benchmarks/sat_generation.py [--repeat 3] [--saturn-code PATH] [--out benchmarks/results]
+    python benchmarks/sat_generation.py --quick     # a tenth of the items, one round (``make bench`` in the tests)
 
 Prints a table and writes ``sat_generation.json``. With ``--saturn-code`` pointing at a checkout
 of SATURN's code (gtxygyzb/Saturn-code), its published build scripts (``single_clause.py`` then
@@ -25,6 +26,7 @@ try:
     import solvergym  # noqa: F401
 except ImportError:  # run from a checkout without installing: the root is the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from solvergym.agents.scripted import oracle_action
 from solvergym.benchmarks.evaluate import format_table
 from solvergym.envs.sat.datasets import SATURN_HARD_LEVELS, build_saturn_2_6k
 from solvergym.envs.sat.cnf import first_violated
@@ -45,27 +47,31 @@ def _timed(fn) -> float:
     return time.perf_counter() - t
 
 
-def bench_generation(repeat: int) -> list[dict]:
+def bench_generation(repeat: int, scale: float = 1.0) -> list[dict]:
     rows = []
     for level in [(3, 5, 5), (3, 5, 13), (3, 7, 40), (4, 8, 40), (5, 8, 40), (3, 16, 60)]:
-        m = 200
+        m = _items(200, scale)
         rows.append({"what": f"plant{level}", "per_s": rate(lambda: [plant(*level, s) for s in range(m)], m, repeat)})
     for level in [(3, 5, 13), (4, 8, 40)]:
-        m = 500
+        m = _items(500, scale)
         rows.append({"what": f"SAT_Construction{level} m={m}",
                      "per_s": rate(lambda: sat_construction(*level, m, 0), m, repeat)})
     for dims, nc in [([3, 2, 2], 8), ([4, 3, 2], 30)]:
-        m = 100
+        m = _items(100, scale)
         rows.append({"what": f"decision{tuple(dims)} {nc} clauses (certified)",
                      "per_s": rate(lambda: [decision_instance(dims, nc, s, satisfiable=s % 2 == 0) for s in range(m)],
                                    m, repeat)})
     return rows
 
 
-def bench_verify(repeat: int) -> list[dict]:
+def _items(m: int, scale: float) -> int:
+    return max(2, int(m * scale))
+
+
+def bench_verify(repeat: int, scale: float = 1.0) -> list[dict]:
     inst = plant(3, 20, 90, 0)
     rng = np.random.default_rng(0)
-    masks = rng.integers(0, 2**20, size=20000)
+    masks = rng.integers(0, 2**20, size=_items(20000, scale))
     bits = ["".join("1" if (int(a) >> i) & 1 else "0" for i in range(20)) for a in masks]
     loop = rate(lambda: [first_violated(inst.clauses, b) for b in bits], len(bits), repeat)
     vec = rate(lambda: satisfies_batch(inst.clauses, masks), len(bits), repeat)
@@ -73,18 +79,18 @@ def bench_verify(repeat: int) -> list[dict]:
             {"what": "verify (3,20,90) numpy batch", "per_s": vec, "ratio_vs_loop": vec / loop}]
 
 
-def bench_env(repeat: int) -> list[dict]:
+def bench_env(repeat: int, scale: float = 1.0) -> list[dict]:
     import gymnasium as gym
 
     rows = []
     for env_id in ("SolverSAT-v0", "SolverSATBench-v0"):
-        env = gym.make(env_id)
-        m = 300
+        env = gym.make(env_id).unwrapped
+        m = _items(300, scale)
 
         def episodes():
             for s in range(m):
                 env.reset(seed=s)
-                env.step(env.unwrapped.oracle_action())
+                env.step(oracle_action(env))
         rows.append({"what": f"{env_id} reset+step", "per_s": rate(episodes, m, repeat)})
     return rows
 
@@ -125,9 +131,13 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--saturn-code", type=Path, default=None)
     p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    p.add_argument("--quick", action="store_true", help="a tenth of the items and one round (a smoke run)")
     args = p.parse_args(argv)
+    scale = 0.1 if args.quick else 1.0
+    if args.quick:
+        args.repeat = 1
 
-    rows = bench_generation(args.repeat) + bench_verify(args.repeat) + bench_env(args.repeat)
+    rows = bench_generation(args.repeat, scale) + bench_verify(args.repeat, scale) + bench_env(args.repeat, scale)
     print(format_table([{**r, "ratio": f"{r['ratio_vs_loop']:.1f}x" if "ratio_vs_loop" in r else ""} for r in rows],
                        [("what", "measure", "s"), ("per_s", "per second", ",.0f"), ("ratio", "", "s")]))
     build = bench_build(args.repeat)

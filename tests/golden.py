@@ -1,10 +1,11 @@
-"""The golden file of every registered env and mode: what the problem-contract refactor (issue 11,
-Part B) must leave unchanged, recorded by the code before it.
+"""The golden file of every registered env and mode: what a behaviour-preserving redesign (issue
+11's problem contract, issue 22's house plan) must leave unchanged, recorded by the code before it.
 
 For each (env id, mode) and seeds 0..49: the sha256 of the first observation; the oracle's and
 the random agent's episodes (every step's reward components and the sha256 of every observation
-it got back); and three malformed actions, each the first action of a fresh reset (its reward
-components and observation's sha256). Components are rounded to 1e-9 so a float summed in
+it got back); three malformed actions, each the first action of a fresh reset (its reward
+components and observation's sha256); and, for the optimisation cases, a scripted pair (a program
+that raises, then the oracle's next action), which exercises SolverOR-v0's revision turn. Components are rounded to 1e-9 so a float summed in
 another order does not count as a change.
 
 ``python tests/golden.py --write`` records ``tests/data/golden.json``; ``tests/test_golden.py``
@@ -39,7 +40,20 @@ CASES: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("knights-step", "SolverKnights-v0", {"mode": "step"}),
     ("lsat-trace", "SolverLSAT-v0", {"mode": "trace"}),
     ("lsat-step", "SolverLSAT-v0", {"mode": "step"}),
+    ("or", "SolverOR-v0", {}),
+    ("or-revise", "SolverOR-v0", {"max_turns": 2}),
+    ("tool-or", "SolverTool-v0", {"task": "or"}),
 )
+#: envs whose constructor takes the sandbox pool the golden run shares
+POOLED = ("SolverTool-v0", "SolverOR-v0")
+#: a program that raises, then the oracle's next action: SolverOR-v0 with max_turns=2 sends the
+#: first back for revision (SolverTool-v0: a failed tool call), single-turn scores it
+ORACLE = object()
+SEQUENCES: dict[str, tuple] = {
+    name: (("<think>x</think><model>m</model><python>\nraise ValueError('boom')\n</python>"
+            "<tool_call>\nraise ValueError('boom')\n</tool_call>"), ORACLE)
+    for name in ("or", "or-revise", "tool-or")
+}
 #: no answer at all; an answer of every family's shape cut short; a hostile mix of every format
 MALFORMED = (
     "",
@@ -67,8 +81,22 @@ def _episode(env: gym.Env, agent: Any, seed: int) -> dict[str, Any]:
     return {"steps": steps, "correct": bool(info.get("correct", False))}
 
 
-def record_case(env_id: str, kwargs: dict[str, Any], seeds=SEEDS, pool: SandboxPool | None = None) -> dict[str, Any]:
-    extra = {"pool": pool} if env_id == "SolverTool-v0" and pool is not None else {}
+def _scripted(env: gym.Env, actions: tuple, seed: int) -> list[dict[str, Any]]:
+    obs, _ = env.reset(seed=seed)
+    steps = []
+    for action in actions:
+        if action is ORACLE:
+            action = OracleAgent().act([obs], [env])[0]
+        obs, _, terminated, truncated, info = env.step(action)
+        steps.append({"components": _components(info), "obs": _sha(obs), "done": bool(terminated or truncated)})
+        if terminated or truncated:
+            break
+    return steps
+
+
+def record_case(env_id: str, kwargs: dict[str, Any], seeds=SEEDS, pool: SandboxPool | None = None,
+                name: str | None = None) -> dict[str, Any]:
+    extra = {"pool": pool} if env_id in POOLED and pool is not None else {}
     env = gym.make(env_id, **kwargs, **extra).unwrapped
     out: dict[str, Any] = {}
     try:
@@ -84,6 +112,8 @@ def record_case(env_id: str, kwargs: dict[str, Any], seeds=SEEDS, pool: SandboxP
                 obs, _, terminated, truncated, info = env.step(action)
                 row["malformed"].append({"components": _components(info), "obs": _sha(obs),
                                          "done": bool(terminated or truncated)})
+            if name in SEQUENCES:
+                row["scripted"] = _scripted(env, SEQUENCES[name], seed)
             out[str(seed)] = row
     finally:
         env.close()
@@ -92,14 +122,23 @@ def record_case(env_id: str, kwargs: dict[str, Any], seeds=SEEDS, pool: SandboxP
 
 def record_all(seeds=SEEDS) -> dict[str, Any]:
     with SandboxPool(size=2) as pool:
-        return {name: record_case(env_id, kwargs, seeds, pool) for name, env_id, kwargs in CASES}
+        return {name: record_case(env_id, kwargs, seeds, pool, name) for name, env_id, kwargs in CASES}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help=f"write {PATH} (else print the JSON)")
+    ap.add_argument("--add", nargs="*", metavar="CASE",
+                    help="record only these cases and add them to the existing file (the others stay as recorded)")
     args = ap.parse_args(argv)
-    data = record_all()
+    if args.add:
+        data = json.loads(PATH.read_text())
+        with SandboxPool(size=2) as pool:
+            for name, env_id, kwargs in CASES:
+                if name in args.add:
+                    data[name] = record_case(env_id, kwargs, SEEDS, pool, name)
+    else:
+        data = record_all()
     text = json.dumps(data, sort_keys=True, indent=0) + "\n"
     if args.write:
         PATH.write_text(text)
