@@ -6,6 +6,9 @@
     import solvergym  # noqa: F401
     env = gym.make("SolverSAT-v0", n=3, k=5, l=13)
 """
+from .sandbox import SandboxConfig, set_default_config
+
+set_default_config(SandboxConfig(hide=(__path__[0],)))  # no sandboxed program sees solvergym's sources
 from .registry import ENVS, env_ids, register_all
 
 __version__ = "0.1.0"

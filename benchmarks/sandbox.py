@@ -5,7 +5,8 @@ of trivial programs with one server per core, and what a fork server costs in me
     python benchmarks/sandbox.py --baseline 40efca2   # also: this sandbox against an older commit's
 
 Both sides of every ratio are measured in the same run on the same machine. ``--baseline REV``
-loads ``envs/sandbox/`` as it was at REV (``git show``) as a second package and measures z3 and
+loads the sandbox as it was at REV (``git show``; ``sandbox/``, or ``envs/sandbox/`` at a revision
+from before it was a top-level package) as a second package and measures z3 and
 trivial-program latency and throughput of both, alternating rounds so that both see the same
 machine; it prints new/old ratios (issue 10: within 10% or better). Each solver runs the
 oracle's program for one SAT-Bench-sized formula (12 variables, 8 clauses; App. E.1's scale),
@@ -31,8 +32,8 @@ try:
     import solvergym  # noqa: F401
 except ImportError:  # run from a checkout without installing: the root is the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from solvergym.benchmarks.evaluate import format_table
-from solvergym.envs.sandbox import Limits, SandboxPool
+from solvergym.evaluation.tables import format_table
+from solvergym.sandbox import Limits, SandboxPool
 from solvergym.envs.sat.decision import decision_instance
 from solvergym.envs.sat.programs import cnf_program
 
@@ -124,21 +125,32 @@ def bench_memory(pool: SandboxPool) -> dict:
     }
 
 
+#: where the sandbox lives in a revision: the top-level package, or (older) under envs/
+SANDBOX_DIRS = ("sandbox/", "envs/sandbox/")
+
+
 def load_baseline(rev: str):
-    """``envs/sandbox/`` at git revision ``rev`` as an importable package (its module)."""
+    """The sandbox at git revision ``rev`` as an importable package (its module), hiding what
+    this tree's sandbox hides (solvergym's sources) as that revision's own pools would."""
     root = Path(__file__).resolve().parents[1]
-    files = subprocess.run(["git", "-C", str(root), "ls-tree", "--name-only", rev, "envs/sandbox/"],
-                           check=True, capture_output=True, text=True).stdout.split()
-    # nested so that the old client's "package root" (two levels up) is a private empty directory
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
+
+    prefix = next(d for d in SANDBOX_DIRS if git("ls-tree", "--name-only", rev, d + "__init__.py").strip())
+    files = git("ls-tree", "-r", "--name-only", rev, prefix).split()
+    # nested so that an old client's "package root" (two levels up) is a private empty directory
     base = Path(tempfile.mkdtemp(prefix="sgbench-")) / "a" / "b"
     pkg = base / "_sg_sandbox_baseline"
-    pkg.mkdir(parents=True)
     for f in files:
-        text = subprocess.run(["git", "-C", str(root), "show", f"{rev}:{f}"], check=True, capture_output=True,
-                              text=True).stdout
-        (pkg / Path(f).name).write_text(text)
+        dst = pkg / f[len(prefix):]
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_text(git("show", f"{rev}:{f}"))
     sys.path.insert(0, str(base))
-    return importlib.import_module("_sg_sandbox_baseline")
+    mod = importlib.import_module("_sg_sandbox_baseline")
+    if hasattr(mod, "set_default_config"):  # a sandbox that hides what its host tells it to
+        mod.set_default_config(mod.SandboxConfig(hide=(str(root),)))
+    return mod
 
 
 def bench_against(old_mod, rounds: int, runs: int, trivial: int) -> dict:
@@ -186,7 +198,7 @@ def main(argv=None) -> int:
     p.add_argument("--fresh-runs", type=int, default=8, help="fresh-interpreter runs per solver")
     p.add_argument("--throughput", type=int, default=400, help="trivial programs for the throughput test")
     p.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
-    p.add_argument("--baseline", metavar="REV", help="also compare with envs/sandbox/ at this git revision")
+    p.add_argument("--baseline", metavar="REV", help="also compare with the sandbox at this git revision")
     p.add_argument("--rounds", type=int, default=8, help="rounds of the --baseline comparison (a multiple of 4: both orders of start and of measurement)")
     args = p.parse_args(argv)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from solvergym.envs.sandbox import Limits, SandboxConfig, SandboxPool, SandboxResult
+from solvergym.sandbox import Limits, SandboxConfig, SandboxPool, SandboxResult
 from solvergym.envs.sat.programs import cnf_program, hack_program
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -519,8 +519,8 @@ def test_closing_its_pipes_does_not_end_a_program(pool):
 
 def test_sandbox_root_is_staged_away_from_visible_trees():
     # a venv under /tmp (a checkout in /tmp) must stay visible: the staging tmpfs never covers it
-    from solvergym.envs.sandbox import server
+    from solvergym.sandbox import isolation
 
     for visible in (["/usr", "/tmp/ckout/.venv"], ["/usr", "/mnt/venv"], ["/usr"]):
-        stage = server._staging_dir(visible)
+        stage = isolation.staging_dir(visible)
         assert not any(p == stage or p.startswith(stage + "/") or stage.startswith(p + "/") for p in visible)

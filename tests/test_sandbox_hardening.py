@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from solvergym.envs.sandbox import Limits, SandboxConfig, SandboxPool
-from solvergym.envs.sandbox import record as rec
-from solvergym.envs.sat.equivalence import Truth, check_equivalence
+from solvergym.sandbox import Limits, SandboxConfig, SandboxPool
+from solvergym.sandbox import record as rec
+from solvergym.envs.equivalence import Truth, check_equivalence
 from solvergym.envs.sat.decision import DecisionInstance
 from solvergym.envs.modes.tool import SolverToolEnv
 from solvergym.envs.sat.programs import cnf_program
@@ -439,7 +439,7 @@ formula = json.loads({json.dumps(json.loads(forged)["formula"])!r})
 from z3 import parse_smt2_string, Solver
 asserts = list(parse_smt2_string(formula["text"]))
 tried = []
-for get in (lambda: sys.modules["_solvergym_sandbox_instrument"]._record,
+for get in (lambda: sys.modules["_sandbox_server.capture.core"]._record,
             lambda: Solver.check.__globals__["_record"],
             lambda: Solver.check.__globals__["STATE"].__class__):
     try:

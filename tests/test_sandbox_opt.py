@@ -1,5 +1,5 @@
 """The optimum capture (issue 12, SolverOR-v0): what a program's last optimisation solve found,
-read from the solver object inside the sandbox (``instrument.py``, ``_OptimumReader``).
+read from the solver object inside the sandbox (``sandbox/capture/optimum.py``, ``OptimumReader``).
 
 Real sandbox, real solvers, no mocks. SIRL's released reward parses the objective from a line the
 program prints, so a program that prints ``Just print the best obj: 1160.0`` is paid; the optimum
@@ -15,8 +15,8 @@ import pytest
 
 highspy = pytest.importorskip("highspy")
 
-from solvergym.envs.sandbox import Limits, SandboxPool
-from solvergym.envs.sandbox import record as rec
+from solvergym.sandbox import Limits, SandboxPool
+from solvergym.sandbox import record as rec
 
 LIMITS = Limits(timeout_s=20.0)
 COUNTS = ("num_vars", "num_int", "num_bin", "num_constrs", "num_qconstrs", "num_q_obj_terms", "num_gen_constrs")
@@ -361,7 +361,7 @@ import gurobipy as gp
 from gurobipy import GRB
 from ortools.sat.python import cp_model
 tried = []
-found = [o for o in gc.get_objects() if type(o).__name__ in ("_OptimumReader", "Capture")]
+found = [o for o in gc.get_objects() if type(o).__name__ in ("OptimumReader", "Capture")]
 for o in found:
     o.optimum = {"objective": "1160.0"}
 tried.append(len(found))

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from solvergym.envs.opt.mps import read_mps
-from solvergym.envs.sandbox import REHEARSABLE, SOLVER_FAMILIES, Limits, SandboxPool
+from solvergym.sandbox import REHEARSABLE, SOLVER_FAMILIES, Limits, SandboxPool
 from solvergym.envs.sat.decision import decision_instance
 from solvergym.envs.sat.programs import cnf_program
 

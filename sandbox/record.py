@@ -1,6 +1,6 @@
 """The solver-call record a sandboxed program sends back, and its validation.
 
-The record is written inside the program's own process (``instrument.py``), so it is hostile
+The record is written inside the program's own process (``capture/``), so it is hostile
 input like everything else a program produces. The server (:func:`parse`) checks the run's
 secret, the size, the nesting depth and the type of every field before it forwards anything; the
 client checks the fields again (:func:`clean`). A record that fails is that program's failure,
@@ -9,7 +9,8 @@ formula's contents are left to their consumer (the equivalence check), which bou
 The optimum (the last optimisation solve's result) is checked completely, field by field; its
 MPS text is bounded here and parsed only by its consumer.
 
-Standard library only: the server loads this file by path and never imports solvergym.
+Standard library only: the pool (the client checks) and the server (which loads it with the rest
+of the package, by path) share it.
 """
 from __future__ import annotations
 
@@ -44,15 +45,17 @@ _REQUIRED = {"smt2": ("text",), "cnf": ("clauses",), "cpsat": ("variables", "con
              "lp": ("text",)}
 
 
-# -- the optimum (instrument.py, ``_OptimumReader``): the last optimisation solve's result
+# -- the optimum (``capture/optimum.py``, ``OptimumReader``): the last optimisation solve's result
 #: the optimisation entry points (as the optimum names them) of each solver
 OPTIMUM_CALLS = {"gurobipy": frozenset({"Model.optimize"}), "highspy": frozenset({"Highs.run"}),
                  "ortools": frozenset({"linear_solver.Solve", "CpSolver.Solve", "mathopt.solve"})}
-OPTIMUM_STATUSES = frozenset({"optimal", "infeasible", "unbounded", "inf_or_unbd", "time_limit", "feasible",
-                              "error", "other"})
+#: the status vocabulary of an optimum (solvergym's reference solves report a subset of it):
+#: ``feasible`` is a limit hit with an incumbent, ``error`` a solve that raised or a solver that
+#: reported an error
+OPTIMUM_STATUSES = ("optimal", "infeasible", "unbounded", "inf_or_unbd", "time_limit", "feasible", "error", "other")
 OPTIMUM_COUNTS = ("num_vars", "num_int", "num_bin", "num_constrs", "num_qconstrs", "num_q_obj_terms",
                   "num_gen_constrs")
-MAX_MPS = 1 << 20  # characters (the capture bounds the UTF-8 bytes, which is no fewer)
+MAX_MPS = 1 << 20  # MPS text an optimum carries, in UTF-8 bytes (so no more characters); larger: ``mps`` None
 MAX_NUMBER_TEXT = 40
 #: what ``repr(float(x))`` writes for a finite float: digits, one point, an exponent
 _FLOAT_TEXT = re.compile(r"-?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][-+]?[0-9]+)?")  # ASCII digits only

@@ -4,20 +4,33 @@ over all of a program's processes and (where the kernel allows) namespaces and a
 root; results are typed and carry the solver calls the program made and the formula its last call
 was handed.
 
-    from solvergym.envs.sandbox import SandboxPool, Limits
+    from solvergym.sandbox import SandboxPool, Limits   # `import sandbox` as its own distribution
     with SandboxPool() as pool:
         r = pool.run("from z3 import *\\nx = Bool('x'); s = Solver(); s.add(x); print(s.check())")
         r.status, r.stdout, r.solver_calls, r.formula["text"]
 
 An optimisation program's last solve (gurobipy, highspy, OR-Tools LP / CP-SAT / MathOpt) comes back
 as ``r.optimum``: status, objective, sense and model counts read from the solver object after the
-solve, and the solved model as MPS text (``instrument.py``).
+solve, and the solved model as MPS text (``capture/optimum.py``).
 
-``server.py`` is the supervisor (one per pool slot: reads programs, supervises, validates, cleans
-up), ``zygote.py`` the process every child is forked from (it never sees a program, so no program
-finds an earlier one in its memory), ``instrument.py`` the solver-call capture inside each child,
-``record.py`` the schema of what a child reports, ``linux.py`` the system calls; none imports
-solvergym. ``client.py`` is the pool.
+The package imports nothing of the program that uses it (it can ship as its own distribution). A
+host whose sources programs must not see hides them once, for every pool of the process:
+``set_default_config(SandboxConfig(hide=(package_dir,)))``. Code that runs programs holds a lease
+(:func:`shared_pool`): its own pool, or the process-wide one, taken when first needed, taken anew
+if it was shut down, given back on close, and a ``killed`` result when no sandbox can start.
+
+The pool's side (this process): ``config.py`` (:class:`Limits`, :class:`SandboxConfig`, the
+default config), ``result.py`` (:class:`SandboxResult`, :class:`SandboxError`), ``pool.py``
+(:class:`SandboxPool`), ``process.py`` (one server process and the protocol to it),
+``shared.py`` (the process-wide pool, :func:`shared_pool`). The server's side, one process tree
+per pool slot, started as ``python -I server.py``: ``supervisor.py`` (requests, supervision,
+clean-up), ``isolation.py`` (namespaces, read-only root, fresh ``/tmp``), ``memory.py`` (the memory
+budget over a program's processes), ``classify.py`` (a program's status and record),
+``reaper.py``, ``zygote_link.py`` and ``zygote.py`` (the process every child is forked from: it
+never sees a program, so no program finds an earlier one in its memory), ``rehearsals.py``,
+``capture/`` (the solver-call capture inside each child, one module per library), ``common.py``
+(what supervisor and zygote agree on), ``linux.py`` (system calls, the pipe protocol) and
+``record.py`` (the schema of what a child reports, checked on both sides).
 
 What is enforced, per program (``SandboxPool.isolation`` lists the active levels and why others
 are not):
@@ -31,11 +44,12 @@ are not):
   secret, or the program's status is ``error``; clean-up in ``finally``.
 - **as root, ``isolation="auto"`` (the default)**: each server lives in new mount, network, IPC and
   UTS namespaces, ``chroot``-ed into a read-only root that holds only the system directories and
-  the interpreter's prefixes (no solvergym sources, home directories or datasets), ``/proc``
-  mounted ``hidepid=2``; System V IPC is off in that IPC namespace (no segment can outlive a
-  program or hold memory outside its budget); every program gets a fresh tmpfs as ``/tmp``
-  (detached after it: its files, a full disk, squatted names are gone) and its own uid. The
-  namespaces are made once per server; the per-program costs are a tmpfs mount and a fork.
+  the interpreter's prefixes (none of the trees the config hides, such as the host's sources, no
+  home directories or datasets), ``/proc`` mounted ``hidepid=2``; System V IPC is off in that IPC
+  namespace (no segment can outlive a program or hold memory outside its budget); every program
+  gets a fresh tmpfs as ``/tmp`` (detached after it: its files, a full disk, squatted names are
+  gone) and its own uid. The namespaces are made once per server; the per-program costs are a
+  tmpfs mount and a fork.
 - without root (or with ``isolation="basic"``): rlimits, the memory budget, process group, clean
   environment and working directory, and Landlock (when the kernel has it: writes only in the
   working directory): no uid drop, no network isolation, /tmp and System V IPC shared with the
@@ -48,20 +62,17 @@ What is advisory: the ``tool`` evidence (which solver calls a program made, and 
 the last) is recorded inside the program's own process. A single write to the report descriptor
 or a call of a function found by name earns nothing, and a call counts only once the solver
 returned; a program that walks its interpreter's objects to find the capture and its secret can
-still forge a record (``instrument.py``, "Trust").
+still forge a record (``capture/``, "Trust").
 """
-from .client import (
-    REHEARSABLE,
-    SOLVER_FAMILIES,
-    STATUSES,
-    Limits,
-    SandboxConfig,
-    SandboxError,
-    SandboxPool,
-    SandboxResult,
+from .config import Limits, SandboxConfig, default_config, set_default_config
+from .pool import REHEARSABLE, SandboxPool
+from .result import SOLVER_FAMILIES, STATUSES, SandboxError, SandboxResult
+from .shared import (
+    PoolLease,
     acquire_default_pool,
     default_pool,
     release_default_pool,
+    shared_pool,
     shutdown_default_pool,
 )
 
@@ -70,12 +81,16 @@ __all__ = [
     "SOLVER_FAMILIES",
     "STATUSES",
     "Limits",
+    "PoolLease",
     "SandboxConfig",
     "SandboxError",
     "SandboxPool",
     "SandboxResult",
     "acquire_default_pool",
+    "default_config",
     "default_pool",
     "release_default_pool",
+    "set_default_config",
+    "shared_pool",
     "shutdown_default_pool",
 ]

@@ -1,9 +1,9 @@
 """Linux system calls the sandbox needs and Python has no names for, and the pipe protocol.
 
-Standard library only: this file is loaded by the sandbox server and its zygote, which never
-import solvergym (see ``server.py``). ``mount``, ``unshare``, ``prctl`` and Landlock go through
-``ctypes``; seccomp through the optional ``pyseccomp`` package. Messages between the pool and
-a server are length-prefixed JSON (:func:`read_frame`, :func:`write_frame`).
+Standard library only: the server and its zygote load it with the rest of the package, before
+the file-system view shrinks (``server.py``). ``mount``, ``unshare``, ``prctl`` and Landlock go
+through ``ctypes``; seccomp through the optional ``pyseccomp`` package. Messages between the pool
+and a server are length-prefixed JSON (:func:`read_frame`, :func:`write_frame`).
 """
 from __future__ import annotations
 

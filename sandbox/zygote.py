@@ -1,11 +1,11 @@
 """The zygote: the one process every sandboxed program is forked from, and the child's set-up.
 
-The server (``server.py``) reads programs, their output and their records; if children were
-forked from it, each would start with a copy of everything the server had held: a program that
-walks its stack up to the server's loop, or scans its own heap, would read earlier programs'
-code, output and records. So the server forks this zygote once, at start-up, before it has read
+The supervisor (``supervisor.py``) reads programs, their output and their records; if children
+were forked from it, each would start with a copy of everything the server had held: a program
+that walks its stack up to the server's loop, or scans its own heap, would read earlier
+programs' code, output and records. So the server forks this zygote once, at start-up, before it has read
 any request; the zygote imports and warms the solvers, installs the solver-call capture
-(``instrument.py``), freezes its heap, and from then on only forks. It never receives a byte of
+(``capture/``), freezes its heap, and from then on only forks. It never receives a byte of
 a program: the server sends it the child's pipe ends (``SCM_RIGHTS`` over a ``SOCK_SEQPACKET``
 socket) and a uid, and the program itself goes from the server straight to the waiting child
 through its control pipe. Every child therefore starts from the same clean image.
@@ -13,7 +13,8 @@ through its control pipe. Every child therefore starts from the same clean image
 The zygote is a child subreaper, so the orphans of a program (double forks, ``setsid``) stay its
 descendants and the server finds them by walking its children; it reaps them when the server
 asks, and reports, unasked, the exit status and CPU time of each program's first process as soon
-as it exits (the server is not its parent; the message is also how the server learns of the exit). It dies with the server (``PR_SET_PDEATHSIG``), and its children die with it.
+as it exits (the server is not its parent; the message is also how the server learns of the
+exit). It dies with the server (``PR_SET_PDEATHSIG``), and its children die with it.
 
 A child, before its program arrives (off the latency path: the server has the next child forked
 as soon as it has answered the last program): own process group; stdin on ``/dev/null``,
@@ -49,17 +50,15 @@ import time
 import traceback
 import types
 
-try:
-    from . import linux
-except ImportError:  # loaded by path by the server script (no package): it loaded linux.py first
-    linux = sys.modules["_solvergym_sandbox_linux"]
+from . import linux
+from .common import SETUP_FAILED, children_of, cpu_limit, within
+from .rehearsals import REHEARSALS
 
-REPORT_FD = 1000  # where the child's instrumentation writes its record
-SETUP_FAILED = 125  # a child that could not be set up exits with this code
+REPORT_FD = 1000  # where the child's capture writes its record (its control pipe: REPORT_FD + 1)
 CEIL_NPROC = 1024  # RLIMIT_NPROC of a child waiting for its program (lowered when it arrives)
 MSG_MAX = 1 << 16  # zygote messages are small: a few ints
-#: the names the server loads the sandbox's files under (server._sibling)
-SANDBOX_MODULES = tuple(f"_solvergym_sandbox_{n}" for n in ("instrument", "zygote", "linux", "record"))
+#: this package, under the name the server loaded it by
+PACKAGE = __name__.rpartition(".")[0]
 
 
 class Start(BaseException):
@@ -73,10 +72,14 @@ class Start(BaseException):
 
 # ----------------------------------------------------------------------------- the zygote
 class Zygote:
-    def __init__(self, sock: socket.socket, cfg: dict, instrument):
+    """The zygote, on its end of the supervisor's socket ``sock``: :meth:`prepare` once, then
+    :meth:`serve`. ``cfg``: ``landlock_abi``, ``seccomp`` and ``hide`` (the trees a program must
+    not import from); ``install_capture``: the capture's installer (``capture.install``)."""
+
+    def __init__(self, sock: socket.socket, cfg: dict, install_capture):
         self.sock = sock
         self.cfg = cfg
-        self.instrument = instrument
+        self.install_capture = install_capture
         self.root = os.geteuid() == 0
         self.landlock = int(cfg.get("landlock_abi", 0))
         self.seccomp = None
@@ -92,11 +95,16 @@ class Zygote:
             self.seccomp = linux.seccomp_filter()
         import_ms = _import_solvers()
         _warm()
-        self.capture, install = self.instrument.install()
+        self.capture, install = self.install_capture()
         # fork() copies only the calling thread. OR-Tools' import starts one idle thread (parked on a
         # futex, holding nothing); the count is reported so that a new one does not go unnoticed.
         threads = len(os.listdir("/proc/self/task"))
-        _hide_solvergym(self.cfg)
+        _hide(self.cfg)
+        # The sandbox's own modules (the capture's among them) must not be found by name (the
+        # capture's "Trust"); nothing needs them by name from here on. Dropped here, once: dropped
+        # in every child, each would copy the pages of the module objects it decrefs.
+        for name in [n for n in sys.modules if n == PACKAGE or n.startswith(PACKAGE + ".")]:
+            del sys.modules[name]
         gc.collect()
         gc.freeze()  # children do not touch the shared pages when they collect
         self.huge = linux.anonymous_chunks()
@@ -116,8 +124,8 @@ class Zygote:
             if not events and self.huge:
                 # Idle: back one more 2 MiB of the image with a huge page (a few ms each; the
                 # next request waits for at most one). A fork copies, and an exit frees, one
-                # page-table entry per 4 KiB of private memory: ~25,000 for this image, ~7 ms
-                # each way; a huge page is one entry, and a child's first write into one
+                # page-table entry per 4 KiB of private memory (milliseconds each way for this
+                # image); a huge page is one entry, and a child's first write into one
                 # still copies only the 4 KiB it writes (the kernel splits the mapping).
                 linux.collapse(self.huge.pop())
                 continue
@@ -179,19 +187,12 @@ class Zygote:
     def _sweep(self, keep: set[int]) -> None:
         """Reap the zombies among this process's children: the orphans programs left. The
         first processes (``keep``) are waited for by pid when their pidfd fires."""
-        me = os.getpid()
-        for task in os.listdir(f"/proc/{me}/task"):
-            try:
-                with open(f"/proc/{me}/task/{task}/children") as f:
-                    pids = [int(x) for x in f.read().split()]
-            except (OSError, ValueError):
-                continue
-            for pid in pids:
-                if pid not in keep:
-                    try:
-                        os.waitpid(pid, os.WNOHANG)
-                    except ChildProcessError:
-                        pass
+        for pid in children_of(os.getpid()):
+            if pid not in keep:
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
 
     # -- the child --------------------------------------------------------------------------
     def _child(self, uid: int, workdir: str, fds: list[int]) -> list:
@@ -241,14 +242,12 @@ class Zygote:
 
         A program's first solve in a fresh child is slow for reasons that have nothing to do
         with its model: each page of the shared image the solver and the capture write to is
-        copied on that first write (a fault, ~5 us each on this VM), and 180-850 of them are;
-        the libraries' lazily built tables and caches are built. The rehearsal pays that before
-        the program arrives: the first solve's faults drop to 8-120 (gurobipy 840 -> 39, highspy
-        651 -> 123, OR-Tools 496 -> 15, sympy 466 -> 21, python-sat 182 -> 8:
-        ``tests/test_sandbox_speedups.py``), a small gurobipy program from ~14 to ~7 ms end to
-        end (``benchmarks/or_modelling.py``). What a program prints and what the capture reports
-        are the same in a rehearsed child and a cold one (tested), which is why z3 and pysmt are
-        not rehearsable (:data:`REHEARSALS`).
+        copied on that first write (a page fault each, hundreds of them); the libraries' lazily
+        built tables and caches are built. The rehearsal pays that before the program arrives, so
+        its first solve takes a small fraction of those faults (``tests/test_sandbox_speedups.py``
+        checks the drop; ``benchmarks/or_modelling.py`` measures the end-to-end latency). What a
+        program prints and what the capture reports are the same in a rehearsed child and a cold
+        one (tested), which is why z3 and pysmt are not rehearsable (:data:`REHEARSALS`).
         It runs only while the control pipe is empty (checked before each library), so a
         program that is already waiting starts at once, unrehearsed; its output goes to
         /dev/null, and HiGHS's worker threads are stopped afterwards. Nothing of a program is
@@ -281,92 +280,6 @@ class Zygote:
                 os.close(fd)
 
 
-#: tiny models for each solver library a waiting child can rehearse: an LP and a MIP for the
-#: optimisation libraries (OR-Tools: also CP-SAT), a small satisfiable CNF checked and its model
-#: read for python-sat and sympy, as the SAT-RL programs do. Only libraries whose answers depend
-#: on the model object alone: z3 (and pysmt, which solves through it) keeps state in its global
-#: context that steers the search (a rehearsed child found another of a formula's models), and
-#: whether a child was rehearsed depends on timing, so a program's output would too.
-REHEARSALS = {
-    "python-sat": """from pysat.formula import CNF, IDPool
-from pysat.solvers import Solver
-pool = IDPool()
-a, b, c = (pool.id(n) for n in "abc")
-with Solver(name="g3", bootstrap_with=CNF(from_clauses=[[a, -b], [b, c], [-a, -c]]).clauses) as s:
-    if s.solve():
-        s.get_model()
-""",
-    "sympy": """from sympy import symbols
-from sympy.logic.boolalg import And, Or, Not
-from sympy.logic.inference import satisfiable
-a, b, c = symbols("a b c")
-satisfiable(And(Or(a, Not(b)), Or(b, c), Or(Not(a), Not(c))))
-""",
-    "gurobipy": """import gurobipy as gp
-env = gp.Env(empty=True)
-env.setParam("OutputFlag", 0)
-env.start()
-for vtype in (gp.GRB.CONTINUOUS, gp.GRB.INTEGER):
-    m = gp.Model("rehearsal", env=env)
-    m.Params.Threads = 1
-    m.Params.TimeLimit = 10.0
-    x = m.addVar(lb=0.0, ub=gp.GRB.INFINITY, vtype=gp.GRB.CONTINUOUS, name="x")
-    y = m.addVar(lb=0.0, ub=3.0, vtype=vtype, name="y")
-    m.addConstr(1.5 * x + 2.0 * y <= 4.5, name="c0")
-    m.addConstr(x - y >= -1.0, name="c1")
-    m.setObjective(3.0 * x + 2.0 * y, gp.GRB.MAXIMIZE)
-    m.optimize()
-    if m.Status == gp.GRB.OPTIMAL:
-        m.ObjVal
-    m.dispose()
-env.dispose()
-""",
-    "highspy": """import highspy
-for integer in (False, True):
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    h.setOptionValue("time_limit", 10.0)
-    inf = highspy.kHighsInf
-    h.addVars(2, [0.0, 0.0], [inf, 3.0])
-    if integer:
-        h.changeColsIntegrality(1, [1], [highspy.HighsVarType.kInteger])
-    h.changeColsCost(2, [0, 1], [3.0, 2.0])
-    h.addRows(2, [-inf, -1.0], [4.5, inf], 4, [0, 2], [0, 1, 0, 1], [1.5, 2.0, 1.0, -1.0])
-    h.changeObjectiveSense(highspy.ObjSense.kMaximize)
-    h.run()
-    h.getModelStatus()
-    h.getInfo().objective_function_value
-    del h
-highspy.Highs.resetGlobalScheduler(True)  # its worker threads: a program starts its own
-""",
-    "ortools": """from ortools.linear_solver import pywraplp
-for backend in ("GLOP", "SCIP"):
-    solver = pywraplp.Solver.CreateSolver(backend)
-    solver.SetTimeLimit(10000)
-    solver.SetNumThreads(1)
-    x = solver.NumVar(0.0, solver.infinity(), "x")
-    y = (solver.IntVar if backend == "SCIP" else solver.NumVar)(0.0, 3.0, "y")
-    solver.Add(1.5 * x + 2.0 * y <= 4.5, "c0")
-    solver.Add(x - y >= -1.0, "c1")
-    solver.Maximize(3.0 * x + 2.0 * y)
-    if solver.Solve() == pywraplp.Solver.OPTIMAL:
-        solver.Objective().Value()
-from ortools.sat.python import cp_model
-m = cp_model.CpModel()
-a, b, c = (m.NewBoolVar(n) for n in "abc")
-m.AddBoolOr([a, b.Not()]); m.AddBoolOr([b, c]); m.AddBoolOr([a.Not(), c.Not()])
-x = m.NewIntVar(0, 10, "x")
-m.Add(2 * x <= 7)
-m.Maximize(x)
-s = cp_model.CpSolver()
-s.parameters.num_workers = 1
-s.parameters.max_time_in_seconds = 10.0
-if s.Solve(m) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-    [s.BooleanValue(v) for v in (a, b, c)]
-    s.ObjectiveValue()
-""",
-}
 
 
 
@@ -383,12 +296,6 @@ def _setup_failed(e: BaseException) -> None:
         os.write(2, f"sandbox setup failed: {type(e).__name__}: {e}\n".encode())
     finally:
         os._exit(SETUP_FAILED)
-
-
-def cpu_limit(lim: dict) -> int:
-    """CPU seconds (RLIMIT_CPU): ``cpu_s``, or the wall-clock timeout rounded up plus one."""
-    cpu = lim.get("cpu_s")
-    return max(1, int(cpu) if cpu is not None else int(float(lim.get("timeout_s", 10.0))) + 1)
 
 
 def _limits(lim: dict, image_kb: int) -> None:
@@ -466,24 +373,32 @@ def _warm() -> None:
             pass
 
 
-def _within(path: str, tree: str) -> bool:
-    return path == tree or path.startswith(tree.rstrip("/") + "/")
+def _hide(cfg: dict) -> None:
+    """Belt and braces next to the file-system view: nothing left in this interpreter that
+    would import from a tree the config hides (``cfg["hide"]``: the host package's sources).
 
+    Gone are the finders of editable installs (each points into a source checkout) and any
+    finder whose mapping leads into a hidden tree, the modules loaded from one, and the
+    ``sys.path`` entries inside one; the interpreter's own prefix (a venv inside a hidden
+    checkout) stays."""
+    hidden = [os.path.abspath(h) for h in cfg.get("hide", [])]
+    venv = os.path.abspath(sys.prefix)
 
-def _hide_solvergym(cfg: dict) -> None:
-    # Belt and braces next to the file-system view: no finder left that maps solvergym.
+    def is_hidden(path: str) -> bool:
+        path = os.path.abspath(path)
+        return not within(path, venv) and any(within(path, h) for h in hidden)
+
     for finder in list(sys.meta_path):
         mapping = getattr(finder, "MAPPING", None) or getattr(getattr(finder, "__self__", None), "MAPPING", None)
         module = str(getattr(finder, "__module__", "")) + " " + type(finder).__module__
-        if "__editable__" in module or (isinstance(mapping, dict) and "solvergym" in mapping):
+        if "__editable__" in module or (isinstance(mapping, dict) and any(
+                isinstance(v, str) and is_hidden(v) for v in mapping.values())):
             sys.meta_path.remove(finder)
-    for name in list(sys.modules):
-        if name == "solvergym" or name.startswith("solvergym."):
+    for name, mod in list(sys.modules.items()):
+        path = mod.__dict__.get("__file__") if isinstance(mod, types.ModuleType) else None
+        if isinstance(path, str) and is_hidden(path):
             del sys.modules[name]
-    hidden = [os.path.abspath(h) for h in cfg.get("hide", [])]
-    venv = os.path.abspath(sys.prefix)
-    sys.path[:] = [p for p in sys.path if p and (
-        _within(os.path.abspath(p), venv) or not any(_within(os.path.abspath(p), h) for h in hidden))]
+    sys.path[:] = [p for p in sys.path if p and not is_hidden(p)]
 
 
 # ----------------------------------------------------------------------------- the program
@@ -493,9 +408,9 @@ def run_program(job: list) -> None:
 
     Everything that does not need the program (the zygote's frames unwound, the standard streams,
     ``__main__``) is done before it is read, while the child waits; once it arrives, its limits,
-    Landlock and seccomp go on, the sandbox's modules are dropped from ``sys.modules``, and the
-    capture is armed with the run's secret. ``job`` is emptied first and the request deleted, so
-    no frame below the program holds the secret."""
+    Landlock and seccomp go on, and the capture is armed with the run's secret (the sandbox's
+    modules are not in ``sys.modules``: :meth:`Zygote.prepare` dropped them). ``job`` is emptied
+    first and the request deleted, so no frame below the program holds the secret."""
     workdir, capture, landlock, seccomp = job
     job.clear()
     sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
@@ -523,11 +438,6 @@ def run_program(job: list) -> None:
     except BaseException as e:
         _setup_failed(e)
     del landlock, seccomp
-    # the instrumentation modules must not be found by name (see instrument.py, "Trust"). By
-    # name, not by a scan: iterating sys.modules writes the refcount of every module name, a
-    # copy-on-write fault per page (~700 of them, 3.5 ms per program)
-    for name in SANDBOX_MODULES:
-        sys.modules.pop(name, None)
     code, secret = str(req.get("code", "")), str(req.get("secret", ""))
     del req
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
@@ -561,9 +471,9 @@ def run_program(job: list) -> None:
             while tb is not None and tb.tb_frame.f_code.co_filename != filename:
                 tb = tb.tb_next
             te = traceback.TracebackException(etype, value, tb)
-            # nor the import hook of the instrumentation, which sits under every import
-            own = capture.source_file
-            te.stack = traceback.StackSummary.from_list([f for f in te.stack if f.filename != own])
+            # nor the capture's wrappers and import hook, which sit under every solver call and import
+            own = capture.source_files
+            te.stack = traceback.StackSummary.from_list([f for f in te.stack if f.filename not in own])
             sys.stderr.write("".join(te.format()))
         except BaseException:
             pass

@@ -1,0 +1,194 @@
+"""The pool: fork servers started lazily, one program per idle server, batched and async runs.
+
+``SandboxPool(size)`` starts ``size`` fork servers (default: one per core) lazily and hands every
+program to an idle one (last in, first out: a warm server is reused before a cold one starts). A
+server that dies (or stops answering) is killed with everything it started and replaced; the
+call that was running on it comes back with status ``killed`` and the next call gets a fresh
+server. Pools are closed at interpreter exit.
+"""
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import queue
+import threading
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Iterable, Sequence
+
+from .config import Limits, SandboxConfig, pool_config
+from .process import ServerProcess
+from .result import SandboxError, SandboxResult
+
+_POOLS: "weakref.WeakSet[SandboxPool]" = weakref.WeakSet()
+
+
+class SandboxPool:
+    """A pool of fork servers; ``run`` / ``run_many`` / ``arun`` / ``arun_many`` execute programs.
+
+    ``size``: servers (default: one per core); ``config``: how they isolate programs (default:
+    the process's default config; the default config's ``hide`` is kept in any case, see
+    ``config.set_default_config``); ``limits``: the limits of a run given none.
+
+    Thread-safe: each call takes an idle server (waiting for one when all are busy), so
+    ``run_many`` with ``size`` workers keeps every server busy.
+    """
+
+    def __init__(self, size: int | None = None, config: SandboxConfig | None = None,
+                 limits: Limits | None = None):
+        self.size = int(size or _cores())
+        if self.size < 1:
+            raise ValueError("a pool needs at least one server")
+        self.config = pool_config(config)
+        self.limits = limits or Limits()
+        self._servers = [ServerProcess(self.config, i) for i in range(self.size)]
+        # last in, first out: a warm server is reused before a cold one is started
+        self._idle: queue.LifoQueue[ServerProcess] = queue.LifoQueue()
+        for s in reversed(self._servers):
+            self._idle.put(s)
+        self._lock = threading.Lock()
+        self._executor: ThreadPoolExecutor | None = None
+        self._closed = False
+        self.restarts = 0
+        _POOLS.add(self)
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def start(self) -> "SandboxPool":
+        """Start every server now (in parallel) instead of at first use."""
+        with ThreadPoolExecutor(self.size) as ex:
+            list(ex.map(self._ensure, self._servers))
+        return self
+
+    def _ensure(self, server: ServerProcess) -> None:
+        if self._closed:
+            raise SandboxError("this sandbox pool is closed")
+        if not server.alive():
+            if server.proc is not None or server.hello:
+                # ``restarts``: servers replaced after they died, each death counted here once
+                self.restarts += 1
+                server.kill()
+                server.hello = {}
+            server.start()
+
+    def close(self) -> None:
+        self._closed = True
+        for s in self._servers:
+            s.close()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
+            self._executor = None
+
+    def __enter__(self) -> "SandboxPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- information ------------------------------------------------------------------------
+    @property
+    def isolation(self) -> dict[str, Any]:
+        """The isolation levels active in this pool's servers (starting one if needed), the
+        reasons the others are not, and what each server cost to start."""
+        server = self._servers[0]
+        if not server.hello:
+            taken = self._idle.get()
+            try:
+                self._ensure(taken)
+            finally:
+                self._idle.put(taken)
+            server = taken
+        h = server.hello
+        return {"active": list(h.get("isolation", [])), "inactive": dict(h.get("isolation_notes", {})),
+                "import_ms": h.get("import_ms"), "instrumentation": h.get("instrumentation"),
+                "server_rss_kb": h.get("rss_kb"), "server_vms_kb": h.get("vms_kb"),
+                "server_threads": h.get("threads")}
+
+    def server_pids(self) -> list[int]:
+        return [s.pid for s in self._servers if s.alive()]
+
+    # -- running ----------------------------------------------------------------------------
+    def run(self, code: str, limits: Limits | None = None, rehearse: Sequence[str] = ()) -> SandboxResult:
+        """Run one program and return its typed result (never raises for the program's sake).
+
+        ``rehearse``: solver libraries (:data:`REHEARSABLE`) the server's next waiting child
+        solves a tiny model with, through the capture, before its program arrives and only while
+        none is waiting: a program's first solve in a fresh child pays for copying the pages of
+        the shared image it writes (hundreds of page faults), which the rehearsal pays off the
+        latency path (about half the latency of a small gurobipy program). Name the libraries
+        the next programs are likely to use (``SolverOR-v0`` names its three, ``SolverTool-v0`` the
+        episode's solver where it can be rehearsed); the default rehearses nothing. A program's
+        output and record are the same rehearsed or not."""
+        if not isinstance(code, str):
+            raise TypeError(f"code must be a str, got {type(code).__name__}")
+        rehearse = _rehearsal(rehearse)
+        limits = limits or self.limits
+        server = self._idle.get()
+        try:
+            self._ensure(server)
+            try:
+                return server.request(code, limits, rehearse)
+            except Exception as e:  # one program's result is never another's exception
+                pid = server.pid
+                server.kill()
+                return SandboxResult.failure("killed", f"the sandbox failed on this program ({type(e).__name__}); "
+                                             "its server has been replaced", pid=pid)
+        finally:
+            self._idle.put(server)
+
+    def run_many(self, codes: Sequence[str] | Iterable[str], limits: Limits | None = None,
+                 rehearse: Sequence[str] = ()) -> list[SandboxResult]:
+        """Run programs on every server at once; results in input order."""
+        codes = list(codes)
+        if len(codes) <= 1:
+            return [self.run(c, limits, rehearse) for c in codes]
+        return list(self._pool_executor().map(lambda c: self.run(c, limits, rehearse), codes))
+
+    async def arun(self, code: str, limits: Limits | None = None, rehearse: Sequence[str] = ()) -> SandboxResult:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool_executor(), self.run, code, limits, rehearse)
+
+    async def arun_many(self, codes: Sequence[str], limits: Limits | None = None,
+                        rehearse: Sequence[str] = ()) -> list[SandboxResult]:
+        return list(await asyncio.gather(*(self.arun(c, limits, rehearse) for c in codes)))
+
+    def _pool_executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(self.size, thread_name_prefix="sandbox-pool")
+            return self._executor
+
+
+#: what :meth:`SandboxPool.run` can rehearse (``rehearsals.REHEARSALS``): the libraries whose
+#: answers depend only on the model a program builds (not z3, nor pysmt over it)
+REHEARSABLE = ("python-sat", "ortools", "sympy", "gurobipy", "highspy")
+
+
+def _rehearsal(names: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(names, str):
+        raise TypeError("rehearse takes a sequence of library names, not one string")
+    names = tuple(names)
+    unknown = [n for n in names if n not in REHEARSABLE]
+    if unknown:
+        raise ValueError(f"cannot rehearse {unknown}; the choices are {list(REHEARSABLE)}")
+    return names
+
+
+def _cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+@atexit.register
+def _close_all() -> None:
+    for pool in list(_POOLS):
+        try:
+            pool.close()
+        except Exception:
+            pass
