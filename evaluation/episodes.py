@@ -1,7 +1,9 @@
-"""Evaluation harness: run an agent over episodes of a registered env and summarise the rewards.
+"""Episodes of one agent on a registered env, summarised: what ``solvergym demo`` prints for the
+oracle and random agents of every env.
 
-For several samples per instance, pass@k and the rest, by level and resumable, see
-``solvergym eval`` (``solvergym.evaluation``); ``pass_at_k`` is re-exported from there.
+One agent action per turn, one conversation at a time, seeds ``seed, seed + 1, ...``: the quick
+sanity table (does the oracle solve everything, where does chance land). Several samples per
+instance, pass@k, levels and resumable runs are ``solvergym eval`` (:mod:`.runner`).
 """
 from __future__ import annotations
 
@@ -13,19 +15,19 @@ from typing import Any
 import gymnasium as gym
 from tqdm import tqdm
 
-from ..evaluation.metrics import pass_at_k
-
-__all__ = ["EpisodeStats", "run_episodes", "pass_at_k", "format_table"]
+__all__ = ["EpisodeStats", "run_episodes"]
 
 
 @dataclass
 class EpisodeStats:
+    """The means over the episodes of one (env, agent) pair."""
+
     env_id: str
     agent: str
     episodes: int
     mean_reward: float
     solved: float  # fraction of episodes whose final step reports info["correct"]
-    format_failures: float  # fraction of episodes with info["error"]
+    format_failures: float  # steps with info["error"] per episode (a fraction where episodes are one step)
     episodes_per_s: float
     components: dict[str, float]  # mean of each reward component
 
@@ -35,7 +37,7 @@ class EpisodeStats:
 
 def run_episodes(env_id: str, agent, episodes: int = 100, *, seed: int = 0, env_kwargs: dict | None = None,
                  progress: bool = False) -> EpisodeStats:
-    """Run ``episodes`` episodes (seeds ``seed, seed+1, ...``), one agent action per turn."""
+    """Run ``episodes`` episodes (seeds ``seed, seed+1, ...``), one ``agent.act`` call per turn."""
     env = gym.make(env_id, **(env_kwargs or {}))
     total, solved, failures = 0.0, 0, 0
     comp: dict[str, float] = {}
@@ -56,12 +58,3 @@ def run_episodes(env_id: str, agent, episodes: int = 100, *, seed: int = 0, env_
     env.close()
     return EpisodeStats(env_id, agent.name, episodes, total / episodes, solved / episodes, failures / episodes,
                         episodes / dt if dt > 0 else math.inf, {k: v / episodes for k, v in comp.items()})
-
-
-def format_table(rows: list[dict[str, Any]], columns: list[tuple[str, str, str]]) -> str:
-    """A plain-text table; ``columns`` are ``(key, header, format spec)``."""
-    cells = [[h for _, h, _ in columns]] + [[format(r[k], f) for k, _, f in columns] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)

@@ -1,4 +1,11 @@
-"""Plots of training runs: ``solvergym plot RUN_DIR`` draws the reward curves of ``metrics.jsonl``."""
+"""The curves of a training run: ``solvergym plot RUN_DIR`` (and ``solvergym train`` at its end)
+draws the trainer's ``metrics.jsonl``.
+
+Next to the trainer because it reads what the trainer writes: one row per step (``reward``, the
+``reward/<component>`` means, ``accuracy``, ``response_length``) and, with a validation split, the
+validation rows (``val_accuracy``, ``val_best_step``). matplotlib is imported when a plot is drawn,
+with the Agg backend (no display needed).
+"""
 from __future__ import annotations
 
 import json
@@ -9,6 +16,7 @@ __all__ = ["read_metrics", "plot_run"]
 
 
 def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
+    """Every row of ``run_dir/metrics.jsonl``, in order."""
     path = Path(run_dir) / "metrics.jsonl"
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist (is {run_dir} a training run?)")
@@ -17,7 +25,7 @@ def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
 
 def plot_run(run_dir: str | Path, out: str | Path | None = None, title: str | None = None) -> Path:
     """Reward (mean and each component), accuracy (train, and validation with ``--eval-data``) and
-    response length against the step; PNG."""
+    response length against the step; PNG at ``out`` (default ``run_dir/curves.png``), returned."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -6,9 +6,8 @@ and failed traces, and writes the JSON report with every verdict (default
 ``<traces>.report.json``). Exit status 2 when the env is not one check-trace handles or a file
 cannot be read or written.
 
-:func:`add_cli` adds the subcommand to an ``argparse`` subparsers object (``solvergym.cli`` wires
-it in); :func:`run` is the same as a function (tables on ``stream``); :func:`format_report` the
-tables of a report.
+:func:`add_parser` adds the subcommand; :func:`run` is the same as a function (tables on
+``stream``); :func:`format_report` the tables of a report.
 """
 from __future__ import annotations
 
@@ -17,19 +16,15 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from .envs.logic_steps.check_trace import check_trace, write_report
-from .envs.logic_steps.metrics import MICRO_METRICS, TABLE2_COLUMNS
-from .kv import parse_kv
+from ..envs.logic_steps.check_trace import check_trace, write_report
+from ..envs.logic_steps.metrics import MICRO_METRICS, TABLE2_COLUMNS
+from ..evaluation.tables import format_table
+from .args import env_kwargs
 
-__all__ = ["add_cli", "format_report", "main", "run"]
+__all__ = ["add_parser", "format_report", "run"]
 
-
-def _table(rows: list[list[str]], headers: list[str]) -> str:
-    cells = [headers] + rows
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+#: the per-step table: (key, header) of each column, every cell a string
+STEP_COLUMNS = [(k, k, "s") for k in ("trace", "step", "verdict", "formula", "reason")]
 
 
 def _fmt(v: Any, spec: str) -> str:
@@ -45,20 +40,24 @@ def format_report(report: dict[str, Any], *, steps: bool = True, max_chars: int 
         rows = []
         for t in report["traces"]:
             if "error" in t and "steps" not in t:
-                rows.append([str(t["id"]), "", "error", "", t["error"][:max_chars]])
+                rows.append({"trace": str(t["id"]), "step": "", "verdict": "error", "formula": "",
+                             "reason": t["error"][:max_chars]})
                 continue
             if not t["steps"]:
-                rows.append([str(t["id"]), "", t["error_type"], "", t["reason"][:max_chars]])
+                rows.append({"trace": str(t["id"]), "step": "", "verdict": t["error_type"], "formula": "",
+                             "reason": t["reason"][:max_chars]})
             for v in t["steps"]:
-                rows.append([str(t["id"]), f"S{v['k'] if v['k'] is not None else '?'}", v["label"],
-                             (v["formula"] or v["text"] or "")[:max_chars], v["reason"][:max_chars]])
-        out.append(_table(rows, ["trace", "step", "verdict", "formula", "reason"]))
+                rows.append({"trace": str(t["id"]), "step": f"S{v['k'] if v['k'] is not None else '?'}",
+                             "verdict": v["label"], "formula": (v["formula"] or v["text"] or "")[:max_chars],
+                             "reason": v["reason"][:max_chars]})
+        out.append(format_table(rows, STEP_COLUMNS))
         out.append("")
     summary = report["summary"]
     acc_keys = sorted({k for g in summary.values() for k in g if k.endswith("_acc") or k.startswith("acc")})
     cols = [("n", "traces", "d")] + [(k, k, ".3f") for k in acc_keys] + TABLE2_COLUMNS[1:]
-    rows = [[name] + [_fmt(summary[name].get(k), f) for k, _, f in cols] for name in ("all", "solved", "failed")]
-    out.append(_table(rows, ["traces"] + [h for _, h, _ in cols]))
+    rows = [{"group": name, **{k: _fmt(summary[name].get(k), f) for k, _, f in cols}}
+            for name in ("all", "solved", "failed")]
+    out.append(format_table(rows, [("group", "traces", "s")] + [(k, h, "s") for k, h, _ in cols]))
     micro = [k for k in MICRO_METRICS if k in acc_keys]
     if micro:
         units = " and ".join(MICRO_METRICS[k][1].removesuffix("_total") for k in micro)
@@ -88,12 +87,9 @@ def run(
     return report
 
 
-def _cmd(args: argparse.Namespace) -> int:
+def cmd_check_trace(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else str(Path(args.traces).with_suffix("")) + ".report.json"
-    try:
-        kwargs = parse_kv(args.kwargs)
-    except ValueError as e:
-        raise SystemExit(f"--kwargs: {e}") from None
+    kwargs = env_kwargs(args.kwargs, "--kwargs")
     if args.reward:
         kwargs["reward"] = args.reward
     try:
@@ -104,26 +100,14 @@ def _cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_cli(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``check-trace`` to an ``argparse`` subparsers object."""
-    p = subparsers.add_parser(
+    p = sub.add_parser(
         "check-trace", help="verify reasoning traces step by step (Spring Definitions 1-6) and print Table 2 metrics")
     p.add_argument("env_id", help="SolverZebra-v0, SolverKnights-v0 or SolverLSAT-v0")
     p.add_argument("traces", help='JSONL file: one {"instance": ..., "output": ...} per line')
     p.add_argument("--out", default=None, help="JSON report path (default: <traces>.report.json)")
     p.add_argument("--reward", default=None, help="reward preset: spring, or_int, or_nl, minus_n, minus_nc")
     p.add_argument("--kwargs", nargs="*", metavar="KEY=VALUE", help="env kwargs, e.g. aggregation=any")
-    p.set_defaults(fn=_cmd)
+    p.set_defaults(fn=cmd_check_trace)
     return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``check-trace`` alone: ``python -m solvergym.cli_check_trace check-trace ENV_ID traces.jsonl``."""
-    parser = argparse.ArgumentParser(prog="solvergym")
-    add_cli(parser.add_subparsers(dest="cmd", required=True))
-    args = parser.parse_args(argv)
-    return args.fn(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,16 +1,27 @@
-"""``solvergym eval``: an agent over an env's instances, n samples each, into a resumable run
-directory and a report (``solvergym.evaluation``)."""
+"""``solvergym eval`` and ``solvergym eval compare``: an agent over an env's instances, n samples
+each, into a resumable run directory and a report; several such runs side by side.
+
+``eval --env ENV --agent AGENT --out DIR [...]`` runs :func:`solvergym.evaluation.run_eval` and
+writes the report (:func:`solvergym.evaluation.write_report`); ``eval compare RUN... [--out DIR]``
+puts finished runs in one table (:func:`solvergym.evaluation.report.compare`). ``compare`` is a
+subcommand of ``eval`` whose options live on ``eval`` itself, so ``--env``, ``--agent`` and
+``--out`` cannot be argparse-required (they would be demanded of ``compare`` too): ``eval``
+checks them when it runs and reports a missing one as argparse would.
+"""
 from __future__ import annotations
 
 import argparse
 import json
 
-from .evaluation import EvalConfig, run_eval, write_report
-from .evaluation.report import compare
-from .kv import parse_kv
-from .registry import env_ids
+from ..evaluation import EvalConfig, run_eval, write_report
+from ..evaluation.report import compare
+from ..kv import parse_kv
+from ..registry import env_ids
 
-__all__ = ["add_cli"]
+__all__ = ["add_parser", "cmd_eval", "cmd_compare"]
+
+USAGE = ("%(prog)s --env ENV --agent AGENT --out OUT [options]\n"
+         "       %(prog)s compare RUN_DIR [RUN_DIR ...] [--out DIR]")
 
 
 def _ints(text: str, flag: str) -> list[int]:
@@ -20,7 +31,11 @@ def _ints(text: str, flag: str) -> list[int]:
         raise SystemExit(f"{flag}: expected comma-separated integers, got {text!r}") from None
 
 
-def cmd_eval(args) -> int:
+def cmd_eval(args, parser: argparse.ArgumentParser) -> int:
+    missing = [flag for flag, value in (("--env", args.env), ("--agent", args.agent), ("--out", args.out))
+               if value is None]
+    if missing:
+        parser.error(f"the following arguments are required: {', '.join(missing)}")
     if args.env not in env_ids():
         raise SystemExit(f"--env: unknown env {args.env!r}; known: {', '.join(env_ids())}")
     try:
@@ -43,12 +58,7 @@ def cmd_eval(args) -> int:
     return 0
 
 
-def cmd_compare(argv: list[str]) -> int:
-    """``solvergym eval compare RUN_DIR... [--out DIR]``: several runs in one table (and plot)."""
-    p = argparse.ArgumentParser(prog="solvergym eval compare", description=cmd_compare.__doc__)
-    p.add_argument("runs", nargs="+", help="run directories of solvergym eval")
-    p.add_argument("--out", default=None, help="write compare.md, compare.json and compare.png here")
-    args = p.parse_args(argv)
+def cmd_compare(args) -> int:
     try:
         text, _ = compare(args.runs, args.out)
     except (ValueError, OSError) as e:
@@ -57,12 +67,16 @@ def cmd_compare(argv: list[str]) -> int:
     return 0
 
 
-def add_cli(sub) -> None:
-    e = sub.add_parser("eval", help="evaluate an agent: pass@k / avg@k / maj@k per level, resumable (JSONL + report)")
-    e.add_argument("--env", required=True, help="a registered env id")
+def add_parser(sub) -> None:
+    """Add ``eval`` (with its ``compare`` subcommand) to the ``solvergym`` subcommands."""
+    e = sub.add_parser("eval", help="evaluate an agent: pass@k / avg@k / maj@k per level, resumable (JSONL + report)",
+                       usage=USAGE,
+                       description="Evaluate an agent on an env's instances (pass@k / avg@k / maj@k per level, "
+                                   "resumable: JSONL records + report), or compare finished runs (eval compare).")
+    e.add_argument("--env", default=None, help="a registered env id (required)")
     e.add_argument("--kwargs", nargs="*", metavar="KEY=VALUE", help="env kwargs, e.g. n=3 k=5 l=5 or a JSON object")
-    e.add_argument("--agent", required=True,
-                   help="oracle, random, hf:default | hf:PATH, vllm:PATH, openai:URL#MODEL, or MODULE:NAME")
+    e.add_argument("--agent", default=None,
+                   help="oracle, random, hf:default | hf:PATH, vllm:PATH, openai:URL#MODEL, or MODULE:NAME (required)")
     e.add_argument("--dataset", default=None, help="a JSONL file of instances, or a directory of them")
     e.add_argument("--instances", type=int, default=100, help="generated instances (without --dataset)")
     e.add_argument("--instance-seed", type=int, default=0, help="instance i is reset(seed=instance_seed + i)")
@@ -75,10 +89,19 @@ def add_cli(sub) -> None:
     e.add_argument("--workers", type=int, default=None,
                    help="threads stepping a batch's envs (default: 8 where steps wait on the sandbox, else 1; "
                         "more than 1 only for thread-safe envs, not the step-verified logic ones)")
-    e.add_argument("--out", required=True, help="the run directory (an existing one is resumed)")
+    e.add_argument("--out", default=None, help="the run directory (an existing one is resumed; required)")
     e.add_argument("--by", default=None,
                    help="comma-separated difficulty keys to break the report down by (default: all of them)")
     e.add_argument("--no-progress", action="store_true")
     e.add_argument("--no-plot", action="store_true")
     e.add_argument("--json", action="store_true", help="also print the overall metrics as JSON")
-    e.set_defaults(fn=cmd_eval)
+    e.set_defaults(fn=lambda args: cmd_eval(args, e))
+
+    commands = e.add_subparsers(title="subcommands", dest="eval_command", metavar="{compare}", prog=e.prog)
+    c = commands.add_parser("compare", help="several runs side by side in one table (and a pass@1 bar chart)",
+                            description="Several runs of solvergym eval in one table: each run's env, agent, n, "
+                                        "seeds and every metric the runs share at their common ks; with --out "
+                                        "also compare.md, compare.json and a pass@1 bar chart (compare.png).")
+    c.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories of solvergym eval")
+    c.add_argument("--out", default=None, help="write compare.md, compare.json and compare.png here")
+    c.set_defaults(fn=cmd_compare)
