@@ -1,5 +1,4 @@
-"""Rollouts with token masks, advantage estimators, losses and the Accelerate trainer.
-
-Empty for now: the "agents and trainer" issue fills it (GRPO, DAPO, REINFORCE++). Nothing in
-``envs/`` imports from here.
-"""
+"""Training: rollouts with token masks, advantage estimators, losses and KL (GRPO, DAPO,
+REINFORCE++), the Accelerate trainer and its schedules, the papers' presets, the configuration,
+SFT and plots of a run. Nothing in ``envs/`` imports from here; each module imports torch itself,
+so that ``import solvergym.algorithms.config`` does not."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["group_has_signal", "frac_zero_std", "overlong_penalty"]
+__all__ = ["group_has_signal", "overlong_penalty"]
 
 
 def group_has_signal(rewards: torch.Tensor, group: torch.Tensor, atol: float = 1e-9) -> dict[int, bool]:
@@ -25,11 +25,6 @@ def group_has_signal(rewards: torch.Tensor, group: torch.Tensor, atol: float = 1
         r = rewards[group == g]
         out[int(g)] = bool((r.max() - r.min()).abs() > atol)
     return out
-
-
-def frac_zero_std(rewards: torch.Tensor, group: torch.Tensor) -> float:
-    sig = group_has_signal(rewards, group)
-    return 1.0 - sum(sig.values()) / max(1, len(sig))
 
 
 def overlong_penalty(lengths: torch.Tensor, max_len: int, cache_len: int, factor: float = 1.0) -> torch.Tensor:

@@ -14,14 +14,18 @@ Read top to bottom, one iteration is:
    micro-batches and processes is exactly the global aggregate (the normaliser is counted once
    per optimizer step over every process and micro-batch).
 
+``train`` is the one loop over such iterations: a schedule (``schedules/``: plain steps, epochs
+over a split, SATURN's curriculum, SIRL's stages) says between steps what the next one trains on
+and when the run validates and ends; the loop saves a checkpoint every ``save_every`` steps, then
+the final checkpoint and model.
+
 The pure pieces live in ``advantages``, ``losses``, ``kl``, ``dapo``, ``partial_kl``; this module
 wires them to a model, Accelerate (DDP over gloo on CPU, NCCL on GPUs, ``accelerate launch``),
-checkpoints and metrics.
+a schedule, checkpoints and metrics (``checkpoints``).
 """
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import time
 import warnings
@@ -37,18 +41,18 @@ import solvergym  # noqa: F401  (registers the env ids)
 from ..agents.hf import HFAgent, SamplingConfig
 from ..agents.models import cache_kwarg, load_model
 from ..agents.vllm import VLLMAgent
-from ..envs.sat.curriculum import CurriculumConfig, SaturnCurriculum
 from .advantages import (
     grpo_advantages, grpo_step_advantages, group_mean_baseline, masked_whiten, reinforce_pp_returns,
     reinforce_pp_token_rewards,
 )
+from .checkpoints import MetricsLog, latest_checkpoint, read_checkpoint, write_checkpoint
 from .config import TrainConfig
 from .dapo import group_has_signal, overlong_penalty
 from .kl import kl_estimate
 from .losses import aggregate, clipped_surrogate, masked_mean, sequence_clipped_surrogate
 from .partial_kl import partial_kl_mask
 from .rollout import RolloutBatch, collate, rollout
-from .split import EarlyStopping, Split, read_split, train_epochs
+from .schedules import Schedule, make_schedule
 
 __all__ = ["Trainer", "token_logprobs", "policy_loss", "LossInputs"]
 
@@ -165,35 +169,25 @@ class Trainer:
         if cfg.kl_coef > 0 and not cfg.lora:  # with LoRA the reference is the base, adapters disabled
             self.ref = load_model(cfg.model)[0].to(self.acc.device).eval()
             self.ref.requires_grad_(False)
-        # a fixed split (algorithms/split.py): the run is epochs over it, not cfg.steps
-        self.split = Split(read_split(cfg.data), cfg.seed) if cfg.data else None
-        self.val_items = read_split(cfg.eval_data) if cfg.eval_data else None
-        self.stopping = EarlyStopping(cfg.patience)
-        if self.split is not None and len(self.split) < cfg.prompts_per_step:
-            raise ValueError(f"the training split has {len(self.split)} instances, fewer than "
-                             f"prompts_per_step={cfg.prompts_per_step}")
-        steps = cfg.steps if self.split is None else math.ceil(cfg.epochs * len(self.split) / cfg.prompts_per_step)
+        n_envs = self.local_groups * cfg.group_size
+        self.envs = [gym.make(cfg.env, **cfg.env_kwargs) for _ in range(n_envs)]
+        # what each step trains on, and when the run validates and stops (algorithms/schedules/)
+        self.schedule: Schedule = make_schedule(cfg, self.envs)
         params = [p for p in model.parameters() if p.requires_grad]
         opt = torch.optim.AdamW(params, lr=cfg.lr, betas=tuple(cfg.adam_betas), weight_decay=cfg.weight_decay,
                                 fused=True)
-        total = steps * cfg.mini_batches * cfg.ppo_epochs
+        # a curriculum's length is not known in advance: cfg.steps is then the schedule's horizon
+        total = (self.schedule.steps or cfg.steps) * cfg.mini_batches * cfg.ppo_epochs
         sched = torch.optim.lr_scheduler.LambdaLR(opt, self._lr_lambda(total))
         self.model, self.optimizer, self.scheduler = self.acc.prepare(model, opt, sched)
         self._cache_kw = cache_kwarg(model)  # the reference model is the same class
         self.sampling = SamplingConfig(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
                                        top_p=cfg.top_p, repetition_penalty=cfg.repetition_penalty, seed=cfg.seed)
         self.policy = self._make_policy(HFAgent)
-        n_envs = self.local_groups * cfg.group_size
-        self.envs = [gym.make(cfg.env, **cfg.env_kwargs) for _ in range(n_envs)]
-        if cfg.bonus_from_step is not None and not all(
-                hasattr(getattr(e.unwrapped, "problem", None), "set_stage") for e in self.envs):
-            raise ValueError(f"bonus_from_step needs an env whose problem has SIRL's stages (SolverOR-v0), not {cfg.env}")
         self.step = 0
         self.data_pos = 0  # global groups consumed so far (the data position)
-        self.curriculum_state: dict[str, Any] | None = None
         self.out = Path(cfg.out_dir)
-        self.history: list[dict[str, Any]] = []
-        self._tb = None
+        self.metrics = MetricsLog(self.out, self.acc.is_main_process)
         if cfg.resume:
             self.load_checkpoint(cfg.resume)
 
@@ -256,9 +250,7 @@ class Trainer:
             need = self.local_groups - len(kept) // cfg.group_size
             if need > 0:
                 base = self.data_pos + self.rank * self.local_groups
-                drawn = instances
-                if instances is None and self.split is not None:  # the split's next instances
-                    drawn = self.split.draw(self.data_pos, cfg.prompts_per_step)
+                drawn = instances if instances is not None else self.schedule.draw(self.data_pos, cfg.prompts_per_step)
                 seeds = [self._seed(1, base + i) for i in range(self.local_groups)]
                 self._reseed_policy(self._seed(2, self.step, r, self.rank))
                 eps = rollout(None, self.policy, seeds, group_size=cfg.group_size, sampling=self.sampling,
@@ -523,11 +515,12 @@ class Trainer:
 
     # ------------------------------------------------------------------ loop
     def train_step(self, instances: Sequence[Any] | None = None) -> dict[str, float]:
+        """One iteration on ``instances`` (one per group; ``None``: each rollout round draws from
+        the schedule or the env), logged as one row of metrics."""
         t0 = time.perf_counter()
-        stage = self._sirl_stage()
+        before = self.schedule.before_step(self)
         batch, stats = self.collect(instances)
-        if stage is not None:
-            stats["sirl_stage"] = float(stage)
+        stats.update(before)
         t1 = time.perf_counter()
         if batch is not None:
             stats.update(self.update(batch))
@@ -535,149 +528,63 @@ class Trainer:
             warnings.warn("no trainable groups this step; the optimizer step is skipped", RuntimeWarning, stacklevel=2)
         t2 = time.perf_counter()
         stats.update(step=self.step, rollout_s=t1 - t0, update_s=t2 - t1, step_s=t2 - t0)
-        if self.split is not None:
-            stats["epoch"] = self.split.epoch(self.data_pos)
+        self.step += 1
+        stats.update(self.schedule.after_step(self))
         if "policy_tokens" in stats:
             stats["tokens_per_s"] = stats["policy_tokens"] / max(1e-9, t2 - t0)
-        self.step += 1
-        self._log(stats)
+        self.log(stats)
         return stats
 
-    def _sirl_stage(self) -> int | None:
-        """SIRL §3.3: stage 2 (the bonus) from ``bonus_from_step`` on; derived from the step, so a
-        resumed run is in the right stage."""
-        if self.cfg.bonus_from_step is None:
-            return None
-        stage = 2 if self.step >= self.cfg.bonus_from_step else 1
-        for e in self.envs:
-            e.unwrapped.problem.set_stage(stage)
-        return stage
-
     def train(self) -> list[dict[str, float]]:
-        """Run until ``cfg.steps`` iterations are done (from a resumed step, if any)."""
+        """The run: the steps the schedule asks for (from a resumed step, if any), a checkpoint
+        every ``save_every`` steps, then the final checkpoint and model (``out_dir/final``)."""
         from tqdm import tqdm
 
-        if self.cfg.curriculum:
-            return self.train_curriculum()
-        if self.split is not None:
-            return train_epochs(self)
-        bar = tqdm(total=self.cfg.steps, initial=self.step, desc=f"{self.cfg.algo} {self.cfg.env}",
-                   disable=not (self.cfg.progress and self.acc.is_main_process), unit="step")
-        while self.step < self.cfg.steps:
-            s = self.train_step()
+        cfg = self.cfg
+        bar = tqdm(total=self.schedule.steps, initial=self.step, desc=f"{cfg.algo} {cfg.env}", unit="step",
+                   disable=not (cfg.progress and self.acc.is_main_process))
+        step = self.schedule.next(self)
+        while step is not None:
+            s = self.train_step(step.instances)
             bar.update(1)
-            bar.set_postfix(reward=f"{s.get('reward', float('nan')):.3f}", acc=f"{s.get('accuracy', 0):.2f}")
-            if self.cfg.save_every and self.step % self.cfg.save_every == 0 and self.step < self.cfg.steps:
-                self.save_checkpoint()
+            bar.set_postfix(reward=f"{s.get('reward', float('nan')):.3f}", acc=f"{s.get('accuracy', 0):.2f}",
+                            **({"epoch": f"{s['epoch']:.2f}"} if "epoch" in s else {}))
+            step = self.schedule.next(self)
+            if step is not None and cfg.save_every and self.step % cfg.save_every == 0:
+                self.save_checkpoint()  # after the last step, the final one below
         bar.close()
+        self.schedule.end(self)
         self.save_checkpoint()
         self.save_model(self.out / "final")
         return self.history
 
-    # ------------------------------------------------------------------ curriculum (SATURN Alg. 1)
-    @torch.no_grad()
-    def evaluate(self, instances: Sequence[Any]) -> float:
-        """pass@1: one sample per instance at the training temperature."""
-        insts = list(instances)
-        share = insts[self.rank::self.world]
-        self._reseed_policy(self._seed(4, self.step, len(insts), self.rank))
-        correct = 0.0
-        for s in range(0, len(share), len(self.envs)):
-            chunk = share[s:s + len(self.envs)]
-            eps = rollout(None, self.policy, [self._seed(5, s + i) for i in range(len(chunk))], group_size=1,
-                          sampling=self.sampling, max_total_tokens=self.cfg.max_total_tokens,
-                          envs=self.envs[:len(chunk)], instances=chunk)
-            correct += sum(bool(e.info.get("correct", False)) for e in eps)
-        total = self.reduce_sum(torch.tensor([correct, float(len(share))]))
-        return float(total[0] / max(1.0, total[1]))
+    # ------------------------------------------------------------------ persistence (checkpoints.py)
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """Every row logged so far (on resume, first the rows of the steps before the checkpoint)."""
+        return self.metrics.rows
 
-    def train_on(self, instances: Sequence[Any]) -> None:
-        """One pass of training steps over ``instances`` (``prompts_per_step`` per step)."""
-        p = self.cfg.prompts_per_step
-        insts = list(instances)
-        for s in range(0, len(insts) - p + 1, p):
-            self.train_step(insts[s:s + p])
-
-    def train_curriculum(self) -> list[dict[str, float]]:
-        cc = dict(self.cfg.curriculum)
-        if "initial" in cc:
-            cc["initial"] = tuple(cc["initial"])
-        if self.curriculum_state:  # resume at the level reached
-            cc["initial"] = tuple(self.curriculum_state["level"])
-        cur = SaturnCurriculum(self.evaluate, self.train_on, CurriculumConfig(**cc), seed=self.cfg.seed)
-        final = cur.run()
-        self.curriculum_state = {"level": list(final), "history": cur.history_dicts()}
-        self._log({"step": self.step, "curriculum_level": list(final)})
-        self.save_checkpoint()
-        self.save_model(self.out / "final")
-        return self.history
-
-    # ------------------------------------------------------------------ persistence
-    def _log(self, stats: dict[str, Any]) -> None:
-        self.history.append(stats)
-        if not self.acc.is_main_process:
-            return
-        self.out.mkdir(parents=True, exist_ok=True)
-        with open(self.out / "metrics.jsonl", "a") as f:
-            f.write(json.dumps(stats, default=float) + "\n")
-        if self._tb is None:
-            try:
-                from torch.utils.tensorboard import SummaryWriter
-
-                self._tb = SummaryWriter(str(self.out / "tb"))
-            except Exception:  # tensorboard is optional
-                self._tb = False
-        if self._tb:
-            for k, v in stats.items():
-                if isinstance(v, (int, float)):
-                    self._tb.add_scalar(k, v, stats.get("step", 0))
+    def log(self, row: dict[str, Any]) -> None:
+        """One row of metrics (a step's, a validation's) to ``metrics.jsonl`` and TensorBoard."""
+        self.metrics.log(row)
 
     def save_checkpoint(self, path: str | Path | None = None) -> Path:
-        """Model, optimizer, scheduler, RNG states (Accelerate) + step, data position, curriculum."""
-        path = Path(path) if path else self.out / "checkpoints" / f"step_{self.step:06d}"
-        self.acc.wait_for_everyone()
-        self.acc.save_state(str(path))
-        if self.acc.is_main_process:
-            state = {"step": self.step, "data_pos": self.data_pos, "curriculum": self.curriculum_state,
-                     "stopping": self.stopping.state(), "config": self.cfg.to_dict()}
-            (path / "trainer_state.json").write_text(json.dumps(state, indent=2, default=str) + "\n")
-            self._prune_checkpoints(path)
-        self.acc.wait_for_everyone()
+        """Model, optimizer, scheduler, RNG states (Accelerate) + step, data position, the schedule's state."""
+        root = self.out / "checkpoints"
+        path = Path(path) if path else root / f"step_{self.step:06d}"
+        state = {"step": self.step, "data_pos": self.data_pos, **self.schedule.state(), "config": self.cfg.to_dict()}
+        write_checkpoint(self.acc, path, state, root, self.cfg.keep_checkpoints)
         return path
 
-    def _prune_checkpoints(self, saved: Path) -> None:
-        """Keep the ``keep_checkpoints`` newest of out_dir/checkpoints (the one just saved always)."""
-        import shutil
-
-        keep, root = self.cfg.keep_checkpoints, self.out / "checkpoints"
-        if keep <= 0 or saved.parent.resolve() != root.resolve():
-            return
-        others = [p for p in sorted(root.glob("step_*")) if p.resolve() != saved.resolve()]
-        for old in others[:max(0, len(others) - (keep - 1))]:
-            shutil.rmtree(old, ignore_errors=True)
-
     def load_checkpoint(self, path: str | Path) -> None:
-        if str(path) == "auto":
-            ckpts = sorted((self.out / "checkpoints").glob("step_*"))
-            if not ckpts:
-                return
-            path = ckpts[-1]
-        path = Path(path)
-        self.acc.load_state(str(path))
-        state = json.loads((path / "trainer_state.json").read_text())
+        """Resume from ``path`` ("auto": the newest under ``out_dir/checkpoints``, if any)."""
+        path = latest_checkpoint(self.out / "checkpoints") if str(path) == "auto" else Path(path)
+        if path is None:
+            return
+        state = read_checkpoint(self.acc, path)
         self.step, self.data_pos = state["step"], state["data_pos"]
-        self.curriculum_state = state.get("curriculum")
-        if state.get("stopping"):
-            self.stopping = EarlyStopping(**state["stopping"])
-        # rows logged after this checkpoint belong to steps the resumed run does again: drop them,
-        # so metrics.jsonl (and the returned history) holds each step once
-        metrics = self.out / "metrics.jsonl"
-        rows = [json.loads(line) for line in metrics.read_text().splitlines() if line.strip()] \
-            if metrics.exists() else []
-        self.history = [r for r in rows if r.get("step", 0) < self.step]
-        self.acc.wait_for_everyone()  # every rank has read the file before it is rewritten
-        if self.acc.is_main_process and len(self.history) < len(rows):
-            metrics.write_text("".join(json.dumps(r, default=float) + "\n" for r in self.history))
+        self.schedule.load_state(state)
+        self.metrics.resume_at(self.step, self.acc)
 
     def save_model(self, path: str | Path) -> None:
         """A plain Hugging Face folder (LoRA adapters merged) usable as ``model=path`` anywhere."""

@@ -1,6 +1,7 @@
 """Training speed and memory: solvergym's trainer vs TRL's GRPOTrainer on the same workload.
 
     python benchmarks/train_speed.py [--prompts 2 --group 4 --tokens 64 --steps 3 --warmup 1]
+    python benchmarks/train_speed.py --steps 2 --baseline REV [--rounds 2]
 
 For each preset (grpo, dapo, reinforce_pp) one iteration of solvergym's trainer (rollout of
 ``prompts x group`` completions on SolverSAT-v0 + the update) and the closest TRL ``GRPOTrainer``
@@ -20,6 +21,15 @@ with its ``loss_type="dapo"`` at beta 5e-4 (KL in the loss). TRL runs twice: wit
 ``gradient_checkpointing=True`` and with it off. Ours runs twice too: as shipped (a group's shared
 prompt goes through the model once per forward, ``shared_prefix=True``) and with
 ``shared_prefix=False`` ("unshared": every sequence whole, as TRL does), to show what that saves.
+
+``--baseline REV`` instead measures our trainer as shipped in this tree and in REV, an older
+commit checked out in a temporary ``git worktree`` (removed afterwards): the same worker, run in a
+fresh interpreter with REV's package on ``PYTHONPATH``, in alternating order (this tree first in
+odd rounds, REV first in even ones) over ``--rounds`` rounds; each side keeps its best round
+(shortest step, most tokens/s, least memory), and the table gives new/old ratios. On a shared
+machine two runs of the same code differ by 10-30%, so the policy tokens per step are checked to
+be equal (the same work) and more rounds narrow the noise. The worker may only use what both
+versions have: it imports nothing this file's parent process needs alone.
 """
 from __future__ import annotations
 
@@ -28,6 +38,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -40,9 +51,10 @@ import gymnasium as gym
 import solvergym  # noqa: F401  (registers the env ids)
 from solvergym.agents.models import load_model
 from solvergym.algorithms.config import make_config
-from solvergym.benchmarks.evaluate import format_table
+from solvergym.evaluation.tables import format_table
 
 HERE = Path(__file__).resolve()
+ROOT = HERE.parents[1]
 TRL_SETTINGS = {
     "grpo": dict(loss_type="grpo", beta=1e-3, epsilon=0.2, epsilon_high=0.2, temperature=0.8),
     "dapo": dict(loss_type="dapo", beta=0.0, epsilon=0.2, epsilon_high=0.28, temperature=1.0),
@@ -83,7 +95,8 @@ def worker_ours(a) -> dict:
             times.append(s["step_s"])
             tokens.append(s.get("policy_tokens", 0.0))
     return {"step_s": statistics.median(times[a.warmup:]), "tokens_per_s": sum(tokens[a.warmup:]) / sum(times[a.warmup:]),
-            "rollout_s": s["rollout_s"], "peak_gib": _peak_gib(), "threads": torch.get_num_threads()}
+            "rollout_s": s["rollout_s"], "peak_gib": _peak_gib(), "threads": torch.get_num_threads(),
+            "policy_tokens": tokens[a.warmup:], "package": str(Path(solvergym.__file__).parent)}
 
 
 def worker_trl(a) -> dict:
@@ -129,14 +142,19 @@ def worker_trl(a) -> dict:
             "peak_gib": _peak_gib()}
 
 
-def run_worker(kind: str, a, gc: bool, share: bool = True) -> dict:
+def run_worker(kind: str, a, gc: bool, share: bool = True, package: str | None = None) -> dict:
+    """One worker in a fresh interpreter; ``package``: a folder holding another ``solvergym`` to
+    import instead of this tree's (``--baseline``)."""
     cmd = [sys.executable, str(HERE), "--worker", kind, "--preset", a.preset, "--prompts", str(a.prompts),
            "--group", str(a.group), "--tokens", str(a.tokens), "--steps", str(a.steps), "--warmup", str(a.warmup)]
     if gc:
         cmd.append("--gc")
     if not share:
         cmd.append("--no-share")
-    out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
+    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}
+    if package is not None:
+        env["PYTHONPATH"] = package
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if out.returncode != 0:
         return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"}
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -151,6 +169,8 @@ def main(argv=None) -> int:
     p.add_argument("--steps", type=int, default=3)
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--out", type=Path, default=HERE.parent / "results")
+    p.add_argument("--baseline", metavar="REV", help="measure this tree against the git revision REV instead")
+    p.add_argument("--rounds", type=int, default=2, help="with --baseline: rounds, each side once per preset")
     p.add_argument("--worker", choices=["ours", "trl"], help=argparse.SUPPRESS)
     p.add_argument("--preset", help=argparse.SUPPRESS)
     p.add_argument("--gc", action="store_true", help=argparse.SUPPRESS)
@@ -160,6 +180,8 @@ def main(argv=None) -> int:
         res = worker_ours(a) if a.worker == "ours" else worker_trl(a)
         print(json.dumps(res))
         return 0
+    if a.baseline:
+        return compare(a)
 
     try:
         import trl  # noqa: F401
@@ -212,6 +234,65 @@ def main(argv=None) -> int:
               "machine": {"python": platform.python_version(), "cpus": os.cpu_count()}, "rows": rows}
     (a.out / "train_speed.json").write_text(json.dumps(result, indent=2) + "\n")
     print(f"\nwrote {a.out / 'train_speed.json'}")
+    return 0
+
+
+def _worktree(rev: str) -> Path:
+    """REV checked out in a temporary git worktree, as ``<folder>/solvergym``; returns the folder."""
+    folder = Path(tempfile.mkdtemp(prefix=f"sg-train-speed-{rev}-"))
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(folder / "solvergym"), rev],
+                   check=True, capture_output=True)
+    return folder
+
+
+def compare(a) -> int:
+    """``--baseline REV``: our trainer here and in REV, alternating rounds (module docstring)."""
+    old = _worktree(a.baseline)
+    runs: dict[tuple[str, str], list[dict]] = {}
+    try:
+        for r in range(a.rounds):
+            for preset in a.presets:
+                a.preset = preset
+                for side in (("new", "old") if r % 2 == 0 else ("old", "new")):
+                    res = run_worker("ours", a, gc=False, package=str(old) if side == "old" else None)
+                    if "error" in res:
+                        raise SystemExit(f"{preset} ({side}): {res['error']}")
+                    if (side == "old") != Path(res["package"]).is_relative_to(old):
+                        raise SystemExit(f"the {side} worker imported {res['package']}")
+                    runs.setdefault((preset, side), []).append(res)
+                    print(f"round {r + 1}/{a.rounds} {preset} {side}: {res['step_s']:.2f} s/step", file=sys.stderr)
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old / "solvergym")],
+                       capture_output=True)
+        shutil.rmtree(old, ignore_errors=True)
+    best = {"step_s": min, "tokens_per_s": max, "rollout_s": min, "peak_gib": min}
+    rows = []
+    for preset in a.presets:
+        row: dict = {"preset": preset}
+        for side in ("new", "old"):
+            for key, pick in best.items():
+                row[f"{key}_{side}"] = pick(x[key] for x in runs[(preset, side)])
+        for key in best:
+            row[f"{key}_ratio"] = row[f"{key}_new"] / row[f"{key}_old"]
+        tokens = {side: {tuple(x["policy_tokens"]) for x in runs[(preset, side)]} for side in ("new", "old")}
+        row["same_work"] = "yes" if tokens["new"] == tokens["old"] and len(tokens["new"]) == 1 else "NO"
+        rows.append(row)
+    columns = [("preset", "preset", "s")]
+    for key, head in (("step_s", "s/step"), ("tokens_per_s", "tok/s"), ("rollout_s", "rollout s"),
+                      ("peak_gib", "GiB")):
+        columns += [(f"{key}_new", f"{head} here", ".2f"), (f"{key}_old", f"{head} {a.baseline}", ".2f"),
+                    (f"{key}_ratio", "new/old", ".2f")]
+    columns.append(("same_work", "same tokens", "s"))
+    print()
+    print(format_table(rows, columns))
+    a.out.mkdir(parents=True, exist_ok=True)
+    result = {"baseline": a.baseline, "rounds": a.rounds,
+              "workload": {"env": "SolverSAT-v0", "prompts": a.prompts, "group": a.group, "tokens": a.tokens,
+                           "steps": a.steps, "warmup": a.warmup},
+              "machine": {"python": platform.python_version(), "cpus": os.cpu_count()}, "rows": rows,
+              "runs": {f"{p} {s}": v for (p, s), v in runs.items()}}
+    (a.out / "train_speed_baseline.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\nwrote {a.out / 'train_speed_baseline.json'}")
     return 0
 
 

@@ -3,7 +3,7 @@ import itertools
 
 import pytest
 
-from solvergym.envs.sat.curriculum import CurriculumConfig, SaturnCurriculum
+from solvergym.algorithms.schedules.curriculum import CurriculumConfig, SaturnCurriculum
 from solvergym.envs.sat.cnf import first_violated, formula_key
 from solvergym.envs.sat.verify import saturn_reward
 
@@ -43,8 +43,8 @@ class ScriptedLearner:
 def run(skill, gain, **cfg):
     learner = ScriptedLearner(skill, gain)
     config = CurriculumConfig(initial=(3, 5, 5), epsilon=0.5, train_size=6, val_size=20, d_step=1, **cfg)
-    cur = SaturnCurriculum(learner.evaluate, learner.train, config, seed=0)
-    return cur, cur.run(), learner
+    cur = SaturnCurriculum(config, seed=0)
+    return cur, cur.run(learner.evaluate, learner.train), learner
 
 
 def test_levels_follow_algorithm_1():
@@ -79,6 +79,6 @@ def test_table_6_presets_and_validation():
     assert SaturnCurriculum.increase_difficulty((3, 5, 13), 2) == (3, 5, 15)
     with pytest.raises(ValueError):
         CurriculumConfig(epsilon=1.5)
-    bad = SaturnCurriculum(lambda v: 2.0, lambda t: None, CurriculumConfig(val_size=5))
+    bad = SaturnCurriculum(CurriculumConfig(val_size=5))
     with pytest.raises(ValueError, match="pass@1"):
-        bad.run()
+        bad.run(lambda v: 2.0, lambda t: None)

@@ -17,7 +17,7 @@ import toy_env  # noqa: E402
 
 from solvergym.agents.scripted import oracle_action
 from solvergym.algorithms.config import make_config  # noqa: E402
-from solvergym.benchmarks.plots import plot_run  # noqa: E402
+from solvergym.algorithms.plots import plot_run  # noqa: E402
 from solvergym.algorithms.rollout import collate  # noqa: E402
 from solvergym.algorithms.trainer import LossInputs, Trainer, policy_loss, token_logprobs  # noqa: E402
 from solvergym.envs.logic_steps.problem import format_answer  # noqa: E402
@@ -187,10 +187,11 @@ def test_curriculum_drives_the_trainer(tmp_path):
                                   "d_step": 1, "iterations": 1, "max_steps_per_level": 1})
     trainer = Trainer(cfg)
     trainer.train()
-    kinds = [e["kind"] for e in trainer.curriculum_state["history"]]
+    state = trainer.schedule.state()["curriculum"]
+    kinds = [e["kind"] for e in state["history"]]
     # an untrained 135M model does not pass 90% at (3,5,5): estimate, one training step, re-validate
     assert kinds == ["estimate", "train", "validate"]
-    assert trainer.step == 1 and trainer.curriculum_state["level"] == [3, 5, 5]
+    assert trainer.step == 1 and state["level"] == [3, 5, 5]
     metrics = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert metrics[-1]["curriculum_level"] == [3, 5, 5]
 
@@ -295,10 +296,10 @@ def test_turn_credit_gives_step_rewards_to_their_own_tokens(tmp_path):
     env.reset(seed=3)
     inst = env.instance
     premises = oracle_action(env)
-    sentence, formula = env.gold_steps()[0]
+    sentence, formula = env.problem.gold_steps(env.instance)[0]
     name = inst.names[0]
     taut = f"Either way {name} is a knight or a knave"
-    solution = format_answer(env.family.solution_only(env.family.gold_answer(inst)))
+    solution = format_answer(env.problem.family.solution_only(env.problem.family.gold_answer(inst)))
     script = [[premises, premises],
               [f"{sentence} S1: {formula}.", f"{taut}. S1: Or(Knight({name}), Knave({name}))."],
               [f"{taut}. S2: Or(Knight({name}), Knave({name})).", f"{sentence} S2: {formula}."],
@@ -372,7 +373,8 @@ def test_epochs_over_a_split_with_validation_and_the_best_checkpoint(tmp_path):
     png = plot_run(tmp_path / "run")  # train and validation accuracy, the best one ringed
     assert png.stat().st_size > 10_000
     # each epoch visits every instance once, in a seeded order of its own
-    assert sorted(trainer.split.order(0)) == list(range(16)) and list(trainer.split.order(0)) != list(trainer.split.order(1))
+    split = trainer.schedule.split
+    assert sorted(split.order(0)) == list(range(16)) and list(split.order(0)) != list(split.order(1))
     shutil.rmtree(tmp_path / "run")  # ~2.7 GB of checkpoint and models: not kept for pytest's last runs
 
 
