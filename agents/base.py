@@ -2,8 +2,10 @@
 
 Every agent has ``act(observations, envs=None) -> actions``. Scripted agents (oracle, random)
 read the episode's instance from ``envs`` (the envs those observations came from); model-backed
-agents ignore ``envs`` and read only the text. Trainable policies add ``generate`` (token ids and
-log-probs), which the "agents and trainer" issue brings.
+agents ignore ``envs`` and read only the text. Trainable policies (:class:`ChatPolicy`
+subclasses: :class:`~solvergym.agents.hf.HFAgent`, :class:`~solvergym.agents.vllm.VLLMAgent`) add
+``generate(prompts, n, sampling)``: per completion its token ids and log-probs, which the
+trainer's rollouts need.
 """
 from __future__ import annotations
 

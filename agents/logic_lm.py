@@ -34,7 +34,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..envs.logic_steps.problem import StepProblem, format_answer
+from ..envs.logic_steps.problem import StepProblem
+from ..envs.logic_steps.trace import format_answer
 from ..envs.logic_steps.trace import extract_answer, read_premises
 from .base import ChatPolicy
 
@@ -58,7 +59,7 @@ REFINE = (
 def _step_problem(env: Any) -> tuple[StepProblem, Any]:
     env = getattr(env, "unwrapped", env)
     problem = getattr(env, "problem", None)
-    if not isinstance(problem, StepProblem) or getattr(env, "mode", "trace") != "trace":
+    if not isinstance(problem, StepProblem) or getattr(env, "mode", "single") != "single":
         raise TypeError("LogicLMAgent answers the step-verified logic envs in trace mode (SolverZebra-v0, "
                         f"SolverKnights-v0, SolverLSAT-v0), not {type(env).__name__}")
     return problem, env.instance

@@ -37,11 +37,11 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from ..envs.opt.env import OREnv
+from ..envs.modes.single import SingleTurnEnv
 from ..envs.opt.generator import FAMILIES, FAMILY_KIND
-from ..envs.opt.problem import OR_SOLVERS
-from ..envs.sandbox import SandboxPool
-from ..envs.sat.datasets import write_jsonl
+from ..envs.opt.tool import OR_SOLVERS
+from ..sandbox import SandboxPool
+from ..envs.datafiles import write_jsonl
 from .scripted import OracleAgent, play_episode
 
 __all__ = ["build_or_sft", "OR_SFT_FULL_MARKS"]
@@ -68,7 +68,7 @@ def _draw(family: str, rng: np.random.Generator) -> tuple[int, dict[str, Any]]:
 
 def _episode(seed: int, knobs: dict[str, Any], solver: str, pool: SandboxPool) -> dict[str, Any]:
     """One oracle episode; ``{"error": ...}`` when the generator gives up on the draw."""
-    env = OREnv(pool=pool, solver=solver)
+    env = SingleTurnEnv(problem="or", pool=pool, solver=solver)
     try:
         try:
             played = play_episode(env, OracleAgent(), seed=seed, options={"difficulty": knobs})

@@ -58,7 +58,7 @@ def tool_oracle_action(env: Any, observation: str | None) -> str:
 def oracle_action(env: Any, observation: str | None = None) -> str:
     """The oracle's next action in any solvergym env (see the module docstring)."""
     env = _unwrapped(env)
-    if getattr(env, "tool_mode", False):
+    if getattr(env, "mode", None) == "tool":
         return tool_oracle_action(env, observation)
     gold = env.gold()
     if gold.steps is not None:
@@ -123,7 +123,7 @@ class SolverToolOracle(OracleAgent):
             raise ValueError("SolverToolOracle needs the env of every observation (envs=...)")
         out = []
         for e, o in zip(envs, observations):
-            if not getattr(_unwrapped(e), "tool_mode", False):
+            if getattr(_unwrapped(e), "mode", None) != "tool":
                 raise TypeError(f"SolverToolOracle drives SolverTool-v0 envs, got {type(_unwrapped(e)).__name__}")
             out.append(tool_oracle_action(e, o))
         return out

@@ -2,8 +2,8 @@
 
 SAT-RL warms the policy up on (prompt, response) pairs "that include a valid solver program
 embedded within <tool_call>...</tool_call>" before RL (§3.3; 1,260 train / 139 test examples,
-Table 3). Until the Synthetic-Logic families land, the tasks are the two that ``SolverTool-v0``
-poses (SAT-Bench decision and SATURN SAT), at SAT-Bench's easy/medium/hard clause buckets and
+Table 3). SAT-RL's data also covers its Synthetic-Logic families; here the tasks are the two
+that ``SolverTool-v0`` poses (SAT-Bench decision and SATURN SAT), at SAT-Bench's easy/medium/hard clause buckets and
 SATURN's training levels, with the solver sampled uniformly per instance as in §3.4. Every
 trajectory is played by the env's oracle (:class:`~solvergym.agents.scripted.SolverToolOracle`) through the real
 sandbox and kept only when it earned all four rewards.
@@ -25,9 +25,10 @@ import numpy as np
 from tqdm import tqdm
 
 from ..envs.modes.tool import SolverToolEnv
-from ..envs.sandbox import SandboxPool
+from ..sandbox import SandboxPool
 from ..envs.sat.cnf import formula_key
-from ..envs.sat.datasets import SATBENCH_BUCKETS, SATURN_TRAIN_LEVELS, write_jsonl
+from ..envs.datafiles import write_jsonl
+from ..envs.sat.datasets import SATBENCH_BUCKETS, SATURN_TRAIN_LEVELS
 from .scripted import SolverToolOracle, play_episode
 
 __all__ = ["build_sat_rl_sft", "SFT_TASKS"]

@@ -1,27 +1,31 @@
 """The problem contract: what a family provides, once. The modes (:mod:`solvergym.envs.modes`)
-are env classes built once on any problem: a single-turn env, the multi-turn solver tool env,
-and (for the Spring families) the step-verified env. See ``docs/design.md``, "Problems and modes".
+are env classes built once on any problem. See ``docs/design.md``, "Problems and modes".
 
-A family writes a :class:`Problem` subclass:
+A family writes a :class:`Problem` subclass, its core:
 
-- ``instance_cls``: its instance dataclass (JSON types only, :class:`~solvergym.envs.base.Instance`);
+- ``name``: how modes and the registry know it (``SolverTool-v0(task=name)``);
+- ``instance_cls``: its instance dataclass (JSON types only, :class:`~solvergym.envs.instance.Instance`);
 - ``Knobs``: a frozen dataclass whose fields are the difficulty knobs, with their defaults, and
   whose ``validate`` raises ``ValueError`` for a bad setting (the env's ``options["difficulty"]``
   and the registry read them from here; nothing re-lists them);
+- ``components``: the reward components :meth:`~Problem.score` returns, named as in its paper;
 - ``generate(knobs, rng)``: a new instance, pure and seeded (all randomness from ``rng``);
-- ``prompt(instance)``: the single-turn prompt; ``statement(instance)`` and ``answer_hint(instance)``: the
-  problem and its answer format as the tool mode's prompt embeds them;
-- ``score(instance, text) -> Verdict``: the reward components (named as in the family's paper),
-  whether a final answer was found, whether it is correct, why, and the parsed answer;
-- ``truth(instance)``: the formula the tool mode's ``equivalence`` reward proves against, or None;
-- ``gold(instance) -> Gold``: ground truth, for oracles only (the answer, a correct program per
-  solver); never shown to a policy;
+- ``prompt(instance)``: the single-turn prompt;
+- ``score(instance, text) -> Verdict``: the reward components, whether a final answer was found,
+  whether it is correct, why, and the parsed answer;
+- ``gold(instance) -> Gold``: ground truth, for oracles only; never shown to a policy;
 - ``sample_answer(instance, rng)``: a uniformly random answer in the answer format (the chance
   level a random baseline measures).
 
+Optional capabilities are small objects a problem names, one per mode beyond the single turn
+(:mod:`.capabilities`): ``tool`` (what SAT-RL's solver tool use needs: solvers, the statement and
+answer format, where a final answer is, the ground-truth formula, the tool rewards and the
+family's own reward settings there) and ``steps`` (the session a step-verified episode runs). A
+mode checks for the capability it needs and says so when a problem lacks it.
+
 Settings that are not difficulty (a reward's epsilon, a label ratio) are the problem's
 constructor arguments. :func:`register_problem` makes a problem available by name to every mode
-(``SolverTool-v0(task=name)``) and, given an env id, registers its single-turn env with Gymnasium.
+and, given an env id, registers its env with Gymnasium.
 """
 from __future__ import annotations
 
@@ -34,8 +38,7 @@ from typing import Any, Callable, ClassVar
 import gymnasium as gym
 import numpy as np
 
-from .base import Instance
-from .parsing import fenced_blocks, is_final_answer
+from .instance import Instance
 
 __all__ = [
     "Knobs",
@@ -48,6 +51,7 @@ __all__ = [
     "get_problem",
     "make_problem",
     "settings_defaults",
+    "signature_defaults",
 ]
 
 
@@ -96,7 +100,7 @@ class NoKnobs(Knobs):
 
 @dataclass
 class Verdict:
-    """A problem's score of one answer text."""
+    """The score of one answer text: what every family's verifier returns."""
 
     components: dict[str, float]  # reward components, named as in the family's paper
     answered: bool  # a final answer in the problem's format was found
@@ -111,10 +115,10 @@ class Gold:
     """Ground truth of one instance, for oracles only.
 
     ``answer``: a final answer text that earns the full reward. ``program(solver)``: a correct
-    program for that sandbox solver family (``None``: the problem has no tool mode).
-    ``after_tool(stdout)``: the oracle's final turn in tool mode once the program's output is
-    back (``None``: ``answer``); ``plan``: its thought before the call. ``steps``: for
-    step-verified modes, the actions of a full-reward episode in order.
+    program for that sandbox solver family (tool mode). ``after_tool(stdout)``: the oracle's final
+    turn in tool mode once the program's output is back (``None``: ``answer``); ``plan``: its
+    thought before the call. ``steps``: for the step mode, the actions of a full-reward episode
+    in order.
     """
 
     answer: str
@@ -128,6 +132,14 @@ class Gold:
         return self.answer if self.after_tool is None else self.after_tool(stdout)
 
 
+def signature_defaults(fn: Callable[..., Any], skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The keyword parameters of ``fn`` that have defaults, and the defaults (``self`` and
+    ``**kwargs`` excluded): a constructor's settings, a mode's own keywords."""
+    return {name: p.default for name, p in inspect.signature(fn).parameters.items()
+            if name not in ("self", *skip) and p.default is not inspect.Parameter.empty
+            and p.kind is not p.VAR_KEYWORD}
+
+
 class Problem:
     """One family of problems (see the module docstring). Subclasses set the class attributes and
     implement :meth:`generate`, :meth:`prompt`, :meth:`score`, :meth:`gold`, :meth:`sample_answer`."""
@@ -138,32 +150,23 @@ class Problem:
     Knobs: ClassVar[type[Knobs]] = NoKnobs
     #: reward components of :meth:`score`, in order
     components: ClassVar[tuple[str, ...]] = ()
-    #: the sandbox solver families whose programs fit this problem (``()``: no tool mode)
-    solvers: ClassVar[tuple[str, ...]] = ()
-    #: the optimisation libraries the sandbox rehearses before this problem's programs arrive
-    #: (``SandboxPool.run(rehearse=...)``: their first solve off the latency path)
-    rehearse: ClassVar[tuple[str, ...]] = ()
+    #: the tool mode's capability (a :class:`~.capabilities.ToolCapability` subclass; ``None``: no tool mode)
+    tool: ClassVar[type | None] = None
+    #: the step mode's capability (a :class:`~.capabilities.StepCapability` subclass; ``None``: no step mode)
+    steps: ClassVar[type | None] = None
     #: :meth:`score` keeps no shared in-process state, so episodes may be stepped in threads
     #: (Z3's main context, which the step-verified families use, is not thread-safe)
     thread_safe: ClassVar[bool] = False
     #: :meth:`score` runs the answer's program in the sandbox (so threads overlap the waits)
     sandboxed: ClassVar[bool] = False
-    #: words a bare fence may hold as the final answer in tool mode (```yes```)
-    bare_answers: ClassVar[tuple[str, ...]] = ()
     #: settings a problem fixes and a caller may not give (name -> the value it uses)
     fixed_settings: ClassVar[dict[str, Any]] = {}
-    #: tool mode: the rewards it adds to the problem's (SAT-RL §3.4's ``tool`` and ``equivalence``;
-    #: ``equivalence`` needs :meth:`truth`), what the prompt says the sandbox has, and whether
-    #: ```idk``` is an answer
-    tool_rewards: ClassVar[tuple[str, ...]] = ("tool", "equivalence")
-    sandbox_solvers_text: ClassVar[str] = "z3, pysmt, python-sat (import pysat), ortools and sympy"
-    allows_idk: ClassVar[bool] = True
 
     @classmethod
     def settings_defaults(cls) -> dict[str, Any]:
         """The settings (constructor keywords) and their defaults: those of ``__init__``'s
         signature unless a subclass takes them another way."""
-        return _signature_settings(cls)
+        return signature_defaults(cls.__init__)
 
     # -- instances ---------------------------------------------------------------------------------
     def generate(self, knobs: Knobs, rng: np.random.Generator) -> Instance:
@@ -187,28 +190,9 @@ class Problem:
         """The single-turn prompt (the problem and how to answer it)."""
         raise NotImplementedError
 
-    def statement(self, instance: Instance) -> str:
-        """The problem alone, as the tool mode's prompt embeds it after "Problem Statement:"."""
-        return self.prompt(instance)
-
     def answer_hint(self, instance: Instance) -> str:
-        """The answer format, as the tool mode's prompt and format errors state it."""
+        """The answer format, as feedback on a format failure states it."""
         return "```answer ...```"
-
-    def final_answer_span(self, text: str) -> tuple[int, int] | None:
-        """Tool mode: where a turn's final answer is (``(start, end)`` offsets), or ``None`` when
-        the turn has none: by default the last ```answer``` / ```idk``` fence (and a bare fence of
-        :attr:`bare_answers`); fences pair left to right, so one inside a program is part of it."""
-        answers = [b for b in fenced_blocks(text) if is_final_answer(b, self.bare_answers)]
-        return (answers[-1].start, answers[-1].end) if answers else None
-
-    def variable_mapping(self, instance: Instance) -> str | None:
-        """The "Variable Mapping" block of the tool prompt (SAT-RL App. C), or ``None``."""
-        return None
-
-    def naming_hint(self, instance: Instance) -> str | None:
-        """How the tool prompt asks programs to name the variables, or ``None``."""
-        return None
 
     def feedback(self, instance: Instance, verdict: Verdict) -> str:
         """The single-turn env's observation after ``verdict`` (answered or not)."""
@@ -231,11 +215,6 @@ class Problem:
         :meth:`score` gives a text with no answer in it (every component 0 unless overridden)."""
         return Verdict(dict.fromkeys(self.components, 0.0), False, False, reason)
 
-    def truth(self, instance: Instance):
-        """The ground-truth formula (:class:`~solvergym.envs.sat.equivalence.Truth`) the tool
-        mode's ``equivalence`` reward proves the program's formula against, or ``None``."""
-        return None
-
     # -- for agents --------------------------------------------------------------------------------
     def gold(self, instance: Instance) -> Gold:
         raise NotImplementedError
@@ -245,13 +224,7 @@ class Problem:
         raise NotImplementedError
 
     def close(self) -> None:
-        """Release what the problem holds (a sandbox pool); the env's ``close`` calls it."""
-
-    def tool_variant(self, **tool_settings: Any) -> "Problem":
-        """The problem as the tool mode poses it: the same one unless the tool protocol asks for
-        another answer format, as SAT-RL's does for SATURN's instances. ``tool_settings`` are the
-        tool env's scoring settings (``eps``, eq. 1's penalty), for a variant that needs them."""
-        return self
+        """Release what the problem holds (a sandbox lease); the env's ``close`` calls it."""
 
 
 #: name -> factory of the problem (its keyword arguments are the problem's settings), or the
@@ -264,8 +237,9 @@ def register_problem(factory: Callable[..., Problem] | str, *, name: str | None 
                      **env_kwargs: Any) -> None:
     """Make ``factory`` (a :class:`Problem` subclass, a callable returning one, or its
     ``"module:attribute"`` path) available by ``name`` (default ``factory.name``) to every mode;
-    with ``env_id``, also register its single-turn env with Gymnasium
-    (``gym.make(env_id, **knobs, **settings)``)."""
+    with ``env_id``, also register its env with Gymnasium: ``gym.make(env_id, **knobs,
+    **settings)`` is its single-turn mode, and ``mode="step"`` / ``mode="tool"`` its other modes
+    where it has the capability (:func:`~solvergym.envs.modes.make_env`)."""
     if isinstance(factory, str):
         if not name or ":" not in factory:
             raise ValueError("a problem given by path needs a name and the form 'module:attribute'")
@@ -274,10 +248,8 @@ def register_problem(factory: Callable[..., Problem] | str, *, name: str | None 
         if not name or not callable(factory):
             raise ValueError("register_problem needs a Problem factory with a name")
     PROBLEMS[name] = factory
-    if env_id is not None:
-        if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point="solvergym.envs.modes.single:SingleTurnEnv",
-                         kwargs={"problem": name, **env_kwargs})
+    if env_id is not None and env_id not in gym.registry:
+        gym.register(id=env_id, entry_point="solvergym.envs.modes:make_env", kwargs={"problem": name, **env_kwargs})
 
 
 def get_problem(name: str) -> Callable[..., Problem]:
@@ -300,10 +272,4 @@ def settings_defaults(factory: Callable[..., Problem]) -> dict[str, Any]:
     subclass says so itself; any other factory by its signature)."""
     if isinstance(factory, type) and issubclass(factory, Problem):
         return factory.settings_defaults()
-    return _signature_settings(factory)
-
-
-def _signature_settings(fn: Callable[..., Any]) -> dict[str, Any]:
-    sig = inspect.signature(fn)
-    return {n: p.default for n, p in sig.parameters.items()
-            if p.default is not inspect.Parameter.empty and p.kind is not p.VAR_KEYWORD}
+    return signature_defaults(factory)

@@ -24,7 +24,7 @@ import gymnasium as gym
 
 import solvergym  # noqa: F401
 from solvergym.agents.scripted import OracleAgent, RandomAgent
-from solvergym.envs.sandbox import SandboxPool
+from solvergym.sandbox import SandboxPool
 
 PATH = Path(__file__).resolve().parent / "data" / "golden.json"
 SEEDS = range(50)

@@ -13,7 +13,7 @@ from gymnasium.utils.env_checker import check_env
 
 import solvergym
 from solvergym.agents.scripted import oracle_action
-from solvergym.envs.base import TextSpace, validate_action
+from solvergym.envs.text import TextSpace, validate_action
 from solvergym.registry import default_kwargs, env_ids, get_entry
 
 IDS = env_ids()
@@ -46,7 +46,7 @@ def test_registry_has_the_foundation_ids():
     assert {"SolverSAT-v0", "SolverSATBench-v0"} <= set(IDS)
     for env_id in IDS:
         assert env_id in gym.registry
-        assert get_entry(env_id).reward_components
+        assert get_entry(env_id).modes
 
 
 def test_make_with_kwargs_and_namespace_import():

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from solvergym.envs.sat.equivalence import check_equivalence, decision_truth, formula_to_z3, saturn_truth
+from solvergym.envs.equivalence import check_equivalence, formula_to_z3
+from solvergym.envs.sat.truth import decision_truth, saturn_truth
 from solvergym.envs.sat.decision import DecisionInstance
 from solvergym.envs.sat.generator import SATInstance
 

@@ -13,8 +13,8 @@ import pytest
 
 from solvergym.agents.scripted import oracle_action
 from solvergym.cli import main
-from solvergym.envs.logic_steps.datasets import build_spring_zebra
-from solvergym.envs.sandbox import SandboxPool
+from solvergym.envs.zebra.datasets import build_spring_zebra
+from solvergym.sandbox import SandboxPool
 from solvergym.envs.sat.datasets import build_saturn_2_6k
 from solvergym.envs.sat.generator import difficulty
 from solvergym.evaluation import EvalConfig, load_records, run_eval, write_report

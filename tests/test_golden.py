@@ -8,7 +8,7 @@ import json
 import pytest
 
 from golden import CASES, PATH, POOLED, record_case
-from solvergym.envs.sandbox import SandboxPool
+from solvergym.sandbox import SandboxPool
 
 GOLDEN = json.loads(PATH.read_text())
 

@@ -14,10 +14,8 @@ from hypothesis import given, settings, strategies as st
 
 import solvergym  # noqa: F401
 from solvergym.agents.scripted import oracle_action, random_action
-from solvergym.envs.knights.env import KnightsEnv
-from solvergym.envs.logic_steps.env import StepVerifiedEnv
 from solvergym.envs.logic_steps.problem import format_answer
-from solvergym.envs.modes.single import SingleTurnEnv
+from solvergym.envs.modes import SingleTurnEnv, StepEnv, make_env
 from solvergym.registry import default_kwargs
 
 IDS = ["SolverZebra-v0", "SolverKnights-v0", "SolverLSAT-v0"]
@@ -63,7 +61,7 @@ def test_oracle_trace_mode_gets_the_maximum(env_id):
 def test_oracle_step_mode(env_id):
     env = gym.make(env_id, mode="step").unwrapped
     env.reset(seed=1)
-    gold = env.gold_steps()
+    gold = env.problem.gold_steps(env.instance)
     paid = dict.fromkeys(KEYS, 0.0)
     done = False
     n = 0
@@ -132,10 +130,10 @@ def test_step_mode_payments_and_verdicts():
     assert r == pytest.approx(sum(_diff(_running(5, 1, 1, parsed=False), _running(4, 1, 1)).values()))
     obs, r, term, trunc, info = step("no formula in this one")
     assert "error" in info and r == 0.0
-    sentence, formula = env.gold_steps()[0]  # a gold step (numbered after the five sent) is still novel
+    sentence, formula = env.problem.gold_steps(env.instance)[0]  # a gold step (numbered after the five sent) is still novel
     obs, r, term, trunc, info = step(f"{sentence.rstrip('.')}. S6: {formula}.")
     assert info["step"]["label"] in ("novel", "redundant")
-    sol_action = format_answer(env.family.solution_only(env.family.gold_answer(inst)))
+    sol_action = format_answer(env.problem.family.solution_only(env.problem.family.gold_answer(inst)))
     obs, r, term, trunc, info = step(sol_action)
     assert term and info["correct"] and obs.startswith("Correct")
     full = info["trace_components"]
@@ -227,12 +225,12 @@ def test_trace_mode_is_the_single_turn_mode_posing_the_problem(env_id):
                 out = env.step(text)
                 got.append((obs, out[0], out[1], out[4]["reward_components"], out[4]["reason"], out[4]["correct"]))
             assert got[0] == got[1], (seed, action)
-    # the step-verified mode poses any registered step problem by name, as the family ids do
-    step = StepVerifiedEnv(problem=PROBLEM_OF[env_id], mode="step")
+    # the step mode poses any registered problem with a steps capability by name, as the family ids do
+    step = StepEnv(problem=PROBLEM_OF[env_id])
     obs, _ = step.reset(seed=1)
     assert obs == gym.make(env_id, mode="step").unwrapped.reset(seed=1)[0]
-    with pytest.raises(TypeError, match="step-verified problem"):
-        StepVerifiedEnv(problem="sat")
+    with pytest.raises(ValueError, match="'sat' has no step mode"):
+        StepEnv(problem="sat")
 
 
 def test_settings_are_the_problems_and_a_fixed_one_is_refused():
@@ -248,7 +246,7 @@ def test_settings_are_the_problems_and_a_fixed_one_is_refused():
         gym.make("SolverLSAT-v0", max_solutions=1)
     with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
         gym.make("SolverZebra-v0", colour="red")
-    env = KnightsEnv(5, 3, novelty="spring", verify_budget_s=5)  # positional arguments fill the knobs
+    env = make_env("knights", 5, 3, novelty="spring", verify_budget_s=5)  # positional arguments fill the knobs
     assert env.knobs.as_dict() == {"n_people": 5, "depth": 3, "width": 2}
     assert (env.problem.novelty, env.problem.verify_budget_s) == ("spring", 5.0)
 
@@ -342,7 +340,7 @@ def test_empty_reasoning_breaks_the_format(env_id):
     env = gym.make(env_id).unwrapped
     for seed in range(3):
         env.reset(seed=seed)
-        answer = env.family.gold_answer(env.instance)
+        answer = env.problem.family.gold_answer(env.instance)
         assert answer["reasoning"] == []
         obs, r, term, trunc, info = env.step(format_answer(answer))
         assert info["correct"] and info["signals"]["r_parsed"] == 1.0
@@ -353,14 +351,14 @@ def test_empty_reasoning_breaks_the_format(env_id):
     step = gym.make(env_id, mode="step").unwrapped
     step.reset(seed=0)
     env.reset(seed=0)
-    answer = env.family.gold_answer(env.instance)
+    answer = env.problem.family.gold_answer(env.instance)
     premises = {k: v for k, v in answer.items() if k not in ("reasoning", "solution")}
     paid = 0.0
-    for action in (format_answer(premises), format_answer(env.family.solution_only(answer))):
+    for action in (format_answer(premises), format_answer(env.problem.family.solution_only(answer))):
         obs, r, term, trunc, info = step.step(action)
         paid += r
     assert term and info["trace_components"]["format"] == 0.0
-    assert info["trace_components"] == pytest.approx(env.score(format_answer(answer)).components, abs=1e-12)
+    assert info["trace_components"] == pytest.approx(env.problem.score_trace(env.instance, format_answer(answer)).components, abs=1e-12)
     assert paid == pytest.approx(0.15 + 0.60 + 0.30)
     # OR-NL asks for the solution only: no reasoning is the format it asks for
     nl = gym.make(env_id, reward="or_nl").unwrapped

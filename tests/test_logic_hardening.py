@@ -50,7 +50,7 @@ def premises_action(family, inst, premises=None):
 
 def run_step_episode(env, formulas, solution, premises=None):
     """Premises, one action per formula, the solution; the components summed over the episode."""
-    fam, inst = env.family, env.instance
+    fam, inst = env.problem.family, env.instance
     paid = {}
     actions = [premises_action(fam, inst, premises)] + [f"Because. S{k}: {f}." for k, f in enumerate(formulas, 1)]
     actions.append(format_answer({"solution": solution}))
@@ -145,8 +145,8 @@ def test_honest_traces_are_far_from_the_default_budget():
 
 # ------------------------------------------------------------------ item 11: step mode pays trace mode's score
 def _sequences(env):
-    fam, inst = env.family, env.instance
-    gold = [f for _, f in env.gold_steps()]
+    fam, inst = env.problem.family, env.instance
+    gold = [f for _, f in env.problem.gold_steps(env.instance)]
     bad = world_exclusions(fam, inst, 6, seed=3)
     mixed = []
     for i, f in enumerate(gold):
@@ -165,14 +165,14 @@ def test_step_mode_component_sums_equal_the_trace_score(env_id):
         trace_env = gym.make(env_id).unwrapped
         step_env.reset(seed=seed)
         trace_env.reset(seed=seed)
-        fam, inst = step_env.family, step_env.instance
+        fam, inst = step_env.problem.family, step_env.instance
         right = fam.gold_answer(inst)["solution"]
         wrong = fam.random_answer(inst, np.random.default_rng(seed))["solution"]
         for name, steps in _sequences(step_env).items():
             for solution in (right, wrong):
                 step_env.reset(seed=seed)
                 paid, info = run_step_episode(step_env, steps, solution)
-                trace = trace_env.score(trace_text(fam, inst, steps, solution))
+                trace = trace_env.problem.score_trace(trace_env.instance, trace_text(fam, inst, steps, solution))
                 assert set(paid) == set(trace.components)
                 for key, v in trace.components.items():
                     assert paid[key] == pytest.approx(v, abs=1e-9), (env_id, seed, name, key)
@@ -240,7 +240,7 @@ SIZED = {"SolverZebra-v0": {}, "SolverKnights-v0": {"n_people": 6}, "SolverLSAT-
 def test_world_exclusion_steps_are_not_novel(env_id):
     env = gym.make(env_id, **SIZED[env_id]).unwrapped
     env.reset(seed=0)
-    fam, inst = env.family, env.instance
+    fam, inst = env.problem.family, env.instance
     text = trace_text(fam, inst, world_exclusions(fam, inst, 6), fam.gold_answer(inst)["solution"])
     obs, r, term, trunc, info = env.step(text)
     assert [s["label"] for s in info["steps"]] == ["no_new_fact"] * 6
@@ -371,7 +371,7 @@ def _lsat_wrong_world(inst):
 def test_premises_that_are_not_the_puzzle_earn_no_process_reward(env_id):
     env = gym.make(env_id).unwrapped
     env.reset(seed=0)
-    fam, inst = env.family, env.instance
+    fam, inst = env.problem.family, env.instance
     premises, step, solution = _wrong_assignment(env_id, inst)
     text = trace_text(fam, inst, [step], solution, premises=premises)
     obs, r, term, trunc, info = env.step(text)

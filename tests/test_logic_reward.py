@@ -9,7 +9,8 @@ import pytest
 import solvergym  # noqa: F401
 from solvergym.agents.scripted import oracle_action
 from solvergym.envs.knights.verify import KNIGHTS
-from solvergym.cli_check_trace import add_cli, main as check_main, run as check_and_print
+from solvergym.cli import main as check_main
+from solvergym.cli.check_trace import add_parser as add_cli, run as check_and_print
 from solvergym.envs.logic_steps.check_trace import check_trace
 from solvergym.envs.logic_steps.problem import format_answer, gold_steps, gold_trace
 from solvergym.envs.logic_steps.metrics import summarize, trace_row
@@ -252,7 +253,7 @@ def test_person_acc_is_over_all_persons_of_all_puzzles():
     eight.reset(seed=0)
     flipped = KNIGHTS.gold_answer(eight.instance)
     flipped["solution"] = {n: ("knave" if r == "knight" else "knight") for n, r in flipped["solution"].items()}
-    rows = [trace_row(two.score(oracle_action(two))), trace_row(eight.score(format_answer(flipped)))]
+    rows = [trace_row(two.problem.score_trace(two.instance, oracle_action(two))), trace_row(eight.problem.score_trace(eight.instance, format_answer(flipped)))]
     s = summarize(rows)["all"]
     assert s["person_acc"] == pytest.approx(2 / 10) and s["person_acc_macro"] == pytest.approx(0.5)
     assert (rows[0]["persons_right"], rows[0]["persons_total"]) == (2, 2)

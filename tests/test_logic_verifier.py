@@ -9,7 +9,8 @@ from solvergym.envs.knights.generator import KnightsInstance
 from solvergym.envs.knights.verify import KNIGHTS, KnightsTheory
 from solvergym.envs.logic_steps.reward import get_preset
 from solvergym.envs.logic_steps.trace import TraceSession
-from solvergym.envs.logic_steps.verifier import StepVerdict, StepVerifier, strongly_implies
+from solvergym.envs.logic_steps.verdict import StepVerdict
+from solvergym.envs.logic_steps.verifier import StepVerifier, strongly_implies
 from solvergym.envs.lsat.generator import LSATInstance
 from solvergym.envs.lsat.verify import LSAT
 from solvergym.envs.zebra.generator import ZebraInstance, generate_zebra

@@ -1,10 +1,11 @@
-"""A new family in one file (issue 11): a small problem defined here (its own generator, prompt,
-score and gold), registered with one call, gets a single-turn env and a tool env that pass
-``check_env``, a fuzz test of the env contract and an oracle episode with full reward.
+"""A new family in one file (issues 11 and 22): a small problem defined here (its own generator,
+prompt, score and gold) with the core contract and a ``tool`` capability only, registered with one
+call, gets a single-turn env and a tool env that pass ``check_env``, a fuzz test of the env
+contract and an oracle episode with full reward.
 
 The family: lamps L1..Ln and rules "L1 is on or L3 is off" (a random 2-CNF); can every rule hold
-at once? Its program for the tool mode is written here too, so the family needs nothing of the
-SAT family but the ``Truth`` type the equivalence reward proves against."""
+at once? Its program for the tool mode is written here too, so the family needs nothing of any
+family folder: the ``Truth`` type it states for the equivalence reward is the service's."""
 from __future__ import annotations
 
 import itertools
@@ -19,11 +20,12 @@ from hypothesis import given, strategies as st
 
 import solvergym  # noqa: F401
 from solvergym.agents.scripted import OracleAgent, RandomAgent, play_episode
-from solvergym.envs.base import Instance
+from solvergym.envs.capabilities import ToolCapability
+from solvergym.envs.equivalence import Truth
+from solvergym.envs.instance import Instance
 from solvergym.envs.parsing import DECISION_WORDS, final_answer_block
 from solvergym.envs.problem import Gold, Knobs, Problem, Verdict, register_problem
-from solvergym.envs.sandbox import SandboxPool
-from solvergym.envs.sat.equivalence import Truth
+from solvergym.sandbox import SandboxPool
 
 
 # ----------------------------------------------------------------------------- the family, in one module
@@ -55,13 +57,31 @@ class LampsKnobs(Knobs):
             raise ValueError(f"2 <= n <= 8 lamps and at least one rule, got n={self.n!r}, rules={self.rules!r}")
 
 
+def _statement(inst):
+    said = [" or ".join(f"L{abs(x)} is {'on' if x > 0 else 'off'}" for x in r) for r in inst.rules]
+    return "Rules:\n" + "\n".join(f"{i}. {s}." for i, s in enumerate(said, 1)) + "\nCan every rule hold at once?"
+
+
+class LampsTool(ToolCapability):
+    """The tool mode: z3 programs, the rules as the statement, the 2-CNF as the truth."""
+
+    solvers = ("z3",)
+    bare_answers = DECISION_WORDS
+
+    def statement(self, inst):
+        return _statement(inst)
+
+    def truth(self, inst):
+        names = [f"L{i}" for i in range(1, inst.n + 1)]
+        return Truth(clauses=[list(r) for r in inst.rules], names=names, align=lambda s: s if s in names else None)
+
+
 class LampsProblem(Problem):
     name = "test-lamps"
     instance_cls = LampsInstance
     Knobs = LampsKnobs
     components = ("format", "correct")
-    solvers = ("z3",)
-    bare_answers = DECISION_WORDS
+    tool = LampsTool
 
     def generate(self, knobs, rng):
         rules = [[int(v) * (1 if rng.random() < 0.5 else -1)
@@ -71,12 +91,8 @@ class LampsProblem(Problem):
     def describe(self, inst):
         return {"n": inst.n, "rules": len(inst.rules)}
 
-    def statement(self, inst):
-        said = [" or ".join(f"L{abs(x)} is {'on' if x > 0 else 'off'}" for x in r) for r in inst.rules]
-        return "Rules:\n" + "\n".join(f"{i}. {s}." for i, s in enumerate(said, 1)) + "\nCan every rule hold at once?"
-
     def prompt(self, inst):
-        return self.statement(inst) + "\nAnswer ```answer yes``` or ```answer no```."
+        return _statement(inst) + "\nAnswer ```answer yes``` or ```answer no```."
 
     def answer_hint(self, inst):
         return "```answer yes``` or ```answer no```"
@@ -88,10 +104,6 @@ class LampsProblem(Problem):
             return Verdict({"format": 0.0, "correct": 0.0}, False, False, "no yes/no answer")
         ok = (word == "yes") == inst.possible
         return Verdict({"format": 0.1, "correct": 1.0 if ok else -1.0}, True, ok, "right" if ok else "wrong", word)
-
-    def truth(self, inst):
-        names = [f"L{i}" for i in range(1, inst.n + 1)]
-        return Truth(clauses=[list(r) for r in inst.rules], names=names, align=lambda s: s if s in names else None)
 
     def gold(self, inst):
         answer = "```answer\n" + ("yes" if inst.possible else "no") + "\n```"
@@ -134,11 +146,24 @@ def test_registered_with_one_call_and_its_knobs_come_from_the_problem():
 
     class NoTool(LampsProblem):
         name = "test-lamps-none"
+        tool = None
+
+    register_problem(NoTool)  # a problem without the capability has no tool mode, and says so
+    with pytest.raises(ValueError, match="'test-lamps-none' has no tool mode"):
+        gym.make("SolverTool-v0", task="test-lamps-none")
+    with pytest.raises(ValueError, match="has no step mode"):
+        gym.make("TestLamps-v0", mode="step")
+
+    class NoSolvers(LampsTool):
         solvers = ()
 
-    register_problem(NoTool)  # a problem without solvers has no tool mode
+    class Unsolvable(LampsProblem):
+        name = "test-lamps-unsolvable"
+        tool = NoSolvers
+
+    register_problem(Unsolvable)
     with pytest.raises(ValueError, match="no solvers"):
-        gym.make("SolverTool-v0", task="test-lamps-none")
+        gym.make("SolverTool-v0", task="test-lamps-unsolvable")
 
 
 @pytest.mark.parametrize("mode", ["single", "tool"])

@@ -16,7 +16,7 @@ from solvergym.cli import main
 from solvergym.envs.opt.datasets import (MAX_QUESTION_CHARS, as_benchmark_record, iter_records, load_benchmark,
                                          parse_answer, record_to_instance)
 from solvergym.envs.opt.generator import ORInstance
-from solvergym.envs.sandbox import SandboxPool
+from solvergym.sandbox import SandboxPool
 
 DATA = Path(__file__).parent / "data" / "or"
 FULL = {"format": 0.5, "execution": 1.0, "accuracy": 2.0, "bonus": 0.0}

@@ -567,3 +567,13 @@ def test_ground_truth_survives_another_highs_with_more_threads():
     from solvergym.envs.opt.solve import solve_highs
     res = solve_highs(LinearModel.from_dict(inst.model))
     assert res.status == "optimal" and res.objective == pytest.approx(inst.answer, rel=1e-9, abs=1e-9)
+
+
+def test_one_solver_status_vocabulary():
+    """A reference solve and a program's captured optimum speak the same words (issue 22)."""
+    from solvergym.envs.opt.solve import STATUSES
+    from solvergym.envs.opt.verify import OK_STATUSES
+    from solvergym.sandbox.record import OPTIMUM_STATUSES
+
+    assert set(STATUSES) <= set(OPTIMUM_STATUSES) and set(OK_STATUSES) <= set(OPTIMUM_STATUSES)
+    assert "timeout" not in OPTIMUM_STATUSES  # a program's own "timeout" is a sandbox status, not a solver's

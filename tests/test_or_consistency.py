@@ -9,7 +9,7 @@ import pytest
 import solvergym  # noqa: F401
 from solvergym.agents.consistency import SelfConsistentAgent, vote
 from solvergym.envs.opt.consistency import scores, select, value_vote
-from solvergym.envs.sandbox import SandboxPool
+from solvergym.sandbox import SandboxPool
 
 
 def cand(objective, sense="max", num_bin=0, num_int=0, status="optimal"):

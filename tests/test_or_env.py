@@ -19,7 +19,7 @@ from solvergym.envs.opt.problem import render_model
 from solvergym.envs.opt.programs import oracle_program
 from solvergym.envs.opt.solve import solve_highs
 from solvergym.envs.opt.verify import extract_program, format_reward, objective_matches
-from solvergym.envs.sandbox import SandboxPool
+from solvergym.sandbox import SandboxPool
 
 FULL = {"format": 0.5, "execution": 1.0, "accuracy": 2.0, "bonus": 0.0}
 

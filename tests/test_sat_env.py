@@ -27,7 +27,7 @@ def test_saturn_reward_table():
     env = sat_env()
     sol = env.instance.solution
     wrong = next(b for b in (format(i, "05b") for i in range(32))
-                 if not env.evaluate(f"\\boxed{{{b}}}").info["correct"])
+                 if not env.problem.score(env.instance, f"\\boxed{{{b}}}").correct)
     cases = [
         ("I think the answer is 10101.", -1.0, {"format": -1.0, "correct": 0.0}, True),
         (f"\\boxed{{{wrong}}}", 0.0, {"format": 0.0, "correct": 0.0}, False),

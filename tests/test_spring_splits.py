@@ -1,18 +1,30 @@
-"""The Spring-shaped datasets (envs/logic_steps/datasets.py): Table 3's split sizes, seeded bytes,
-disjoint splits, records the envs accept."""
+"""The Spring-shaped datasets (each family's ``datasets.py`` over ``envs/logic_steps/splits.py``):
+Table 3's split sizes, seeded bytes, disjoint splits, records the envs accept."""
 import hashlib
 import json
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import gymnasium as gym
 import pytest
 
 from solvergym.agents.scripted import oracle_action  # importing solvergym registers the envs
-from solvergym.envs.base import canonical_json
+from solvergym.envs.instance import canonical_json
+from solvergym.envs.knights import datasets as knights_data
 from solvergym.envs.knights.generator import generate_knights
-from solvergym.envs.logic_steps import datasets as D
+from solvergym.envs.logic_steps.splits import SPRING_DATASETS
+from solvergym.envs.lsat import datasets as lsat_data
+from solvergym.envs.zebra import datasets as zebra_data
 from solvergym.envs.zebra.generator import BUCKETS, bucket_of
+
+#: each family's split builder lives in its own folder; one name per Spring dataset
+BUILDERS = {"spring-zebra": zebra_data.build_spring_zebra, "spring-lsat": lsat_data.build_spring_lsat,
+            "spring-knights": knights_data.build_spring_knights}
+D = SimpleNamespace(SPRING_DATASETS=SPRING_DATASETS, ZEBRA_SPLITS=zebra_data.ZEBRA_SPLITS,
+                    LSAT_SPLITS=lsat_data.LSAT_SPLITS, KNIGHTS_SPLITS=knights_data.KNIGHTS_SPLITS,
+                    KNIGHTS_PEOPLE=knights_data.KNIGHTS_PEOPLE, build_spring=lambda name, out, **kw: BUILDERS[name](out, **kw),
+                    **{f.__name__: f for f in BUILDERS.values()})
 
 # Spring Table 3 (App. B.1), copied by hand: category -> (train, validation, test).
 TABLE3_ZEBRA = {"Small": (80, 12, 224), "Medium": (67, 12, 196), "Large": (52, 13, 138), "Extra-Large": (51, 13, 142)}
@@ -165,7 +177,7 @@ def _fake_knights(pool_size):
 
 def test_repeats_are_redrawn_so_splits_stay_disjoint(monkeypatch, tmp_path):
     fake = _fake_knights(9)  # 7 puzzles per size are needed (2 train + 5 test)
-    monkeypatch.setattr(D, "generate_knights", fake)
+    monkeypatch.setattr(knights_data, "generate_knights", fake)
     manifest = D.build_spring_knights(tmp_path, seed=0, scale=SCALE, progress=False)
     keys = [canonical_json(r) for s in ("train", "test") for r in read(tmp_path / f"{s}.jsonl")]
     assert len(keys) == len(set(keys)) == 49 == sum(f["count"] for f in manifest["files"].values())
@@ -173,7 +185,7 @@ def test_repeats_are_redrawn_so_splits_stay_disjoint(monkeypatch, tmp_path):
 
 
 def test_too_few_distinct_instances_is_an_error(monkeypatch, tmp_path):
-    monkeypatch.setattr(D, "generate_knights", _fake_knights(3))
+    monkeypatch.setattr(knights_data, "generate_knights", _fake_knights(3))
     with pytest.raises(RuntimeError, match="redraws"):
         D.build_spring_knights(tmp_path, seed=0, scale=SCALE, progress=False)
 
@@ -183,8 +195,6 @@ def test_scale_rounding_and_errors(tmp_path):
     assert m["counts"] == {g: {"train": 1, "val": 1, "test": 1} for g in ("ordering", "grouping", "assignment")}
     with pytest.raises(ValueError, match="scale"):
         D.build_spring_zebra(tmp_path, scale=0, progress=False)
-    with pytest.raises(ValueError, match="spring-zebra"):
-        D.build_spring("spring-sat", tmp_path)
 
 
 def test_knights_splits_share_no_puzzle_even_renamed(tmp_path):

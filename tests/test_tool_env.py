@@ -13,10 +13,11 @@ from hypothesis import given, settings, strategies as st
 
 import solvergym  # noqa: F401
 from solvergym.agents.scripted import OracleAgent, SolverToolOracle, oracle_action, random_action
-from solvergym.envs.sandbox import SOLVER_FAMILIES, default_pool, shutdown_default_pool
+from solvergym.sandbox import SOLVER_FAMILIES, default_pool, shutdown_default_pool
 from solvergym.envs.sat.decision import DecisionInstance
 from solvergym.envs.modes.tool import SolverToolEnv, ToolInstance
-from solvergym.envs.sat.problem import SATToolProblem
+from solvergym.envs.sat.problem import SATProblem
+from solvergym.envs.sat.tool import SATTool
 from solvergym.envs.sat.programs import cnf_program, hack_program
 from solvergym.agents.sft_data import build_sat_rl_sft
 
@@ -282,7 +283,7 @@ def test_guessing_an_assignment_never_pays_under_the_chance_penalty():
         p = sum(first_violated(inst.clauses, b) is None for b in every) / 16
         means = {}
         for rule in ("chance", "choices", "binary"):
-            problem = SATToolProblem(wrong_penalty=rule)
+            problem = SATTool(SATProblem(), wrong_penalty=rule)
             means[rule] = sum(problem.score(inst, f"```answer {b}```").components["correct"] for b in every) / 16
         assert means["chance"] == pytest.approx(-(1 - p) * 0.1, abs=1e-12)
         assert means["binary"] == pytest.approx(p - (1 - p) * 1.1)
@@ -365,7 +366,7 @@ def test_envs_share_one_pool():
         env.reset(seed=i)
         env.step(oracle_action(env, env._last_obs))
     pool = default_pool()
-    assert len(pool.server_pids()) <= pool.size and all(e._pool is pool for e in envs)
+    assert len(pool.server_pids()) <= pool.size and all(e.lease.pool is pool for e in envs)
     for env in envs:
         env.close()
     pids = pool.server_pids()
@@ -486,7 +487,7 @@ def test_chance_penalty_counts_uncounted_records_and_distrusts_a_lower_bound():
     models = [b for b in every if first_violated(clauses, b) is None]
     wrong = next(b for b in every if b not in models)
     p = len(models) / 8
-    problem = SATToolProblem()  # wrong_penalty="chance"
+    problem = SATTool(SATProblem())  # wrong_penalty="chance"
     answer = f"```answer {wrong}```"
     counted = SATInstance(n=2, k=3, clauses=clauses, solution=models[0], model_count=len(models))
     uncounted = SATInstance(n=2, k=3, clauses=clauses, solution=models[0])

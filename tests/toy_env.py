@@ -1,13 +1,15 @@
-"""A tiny env with a dense reward for trainer tests: any sampled text earns a different reward,
+"""A tiny problem with a dense reward for trainer tests: any sampled text earns a different reward,
 so every GRPO group has variance and the mechanics (masks, gradients, DDP) can be checked in a
-few tokens. It is a real TextEnv; only its task is trivial."""
+few tokens. It is a real problem on the contract; only its task is trivial. Its episodes last
+``turns`` turns (its step mode: every turn is paid; turns before the last get an observation back)."""
 from dataclasses import dataclass
 
 import gymnasium as gym
 
 from solvergym.agents.hf import Completion
-from solvergym.envs.base import Instance, Outcome, TextEnv
-from solvergym.envs.problem import Gold
+from solvergym.envs.capabilities import Outcome, StepCapability, StepSession
+from solvergym.envs.instance import Instance
+from solvergym.envs.problem import Gold, Problem, Verdict, register_problem
 
 
 @dataclass
@@ -15,40 +17,69 @@ class LetterInstance(Instance):
     letter: str
 
 
-class LetterEnv(TextEnv):
-    """Reward per turn: the share of the letter ``e`` among the characters written. The episode lasts ``turns`` turns; turns before the last get an observation back."""
+def _share(text: str, letter: str) -> float:
+    return text.count(letter) / max(1, len(text))
 
-    instance_cls = LetterInstance
 
-    def __init__(self, turns: int = 1, **kw):
-        super().__init__(max_turns=turns, **kw)
-        self.turns = turns
+class LetterSession(StepSession):
+    """Reward per turn: the share of the letter ``e`` among the characters written."""
 
-    def generate(self, rng):
-        return LetterInstance(letter="e")
+    def __init__(self, turns: int, instance: LetterInstance):
+        self.turns, self.instance, self.turn = turns, instance, 0
 
-    def prompt(self, instance):
-        return "Write a short sentence about trees."
-
-    def evaluate(self, text):
-        share = text.count(self.instance.letter) / max(1, len(text))
-        last = self._turn + 1 >= self.turns
+    def step(self, text):
+        self.turn += 1
+        last = self.turn >= self.turns
         obs = "Thanks. Now write another one." if not last else "Done."
-        return Outcome({"correct": share}, last, obs)
+        return Outcome({"correct": _share(text, self.instance.letter)}, last, obs)
 
-    def format_failure(self, reason):
-        return Outcome({"correct": 0.0}, self._turn + 1 >= self.turns, "Format error: " + reason, error=reason)
-
-    def gold(self):
-        return Gold("e" * 10)
+    def invalid(self, reason):
+        self.turn += 1
+        return Outcome({"correct": 0.0}, self.turn >= self.turns, "Format error: " + reason, error=reason)
 
     def sample_answer(self, rng):
         return "tree"
 
 
+class LetterSteps(StepCapability):
+    def max_turns(self):
+        return self.problem.turns
+
+    def session(self, instance):
+        return LetterSession(self.problem.turns, instance)
+
+    def gold(self, instance):
+        return Gold("e" * 10)
+
+
+class LetterProblem(Problem):
+    name = "test-letter"
+    instance_cls = LetterInstance
+    components = ("correct",)
+    steps = LetterSteps
+
+    def __init__(self, turns: int = 1):
+        self.turns = int(turns)
+
+    def generate(self, knobs, rng):
+        return LetterInstance(letter="e")
+
+    def prompt(self, instance):
+        return "Write a short sentence about trees."
+
+    def score(self, instance, text):
+        return Verdict({"correct": _share(text, instance.letter)}, True, False, "the share of the letter")
+
+    def gold(self, instance):
+        return Gold("e" * 10)
+
+    def sample_answer(self, instance, rng):
+        return "tree"
+
+
 def register() -> None:
     if "TestLetter-v0" not in gym.registry:
-        gym.register("TestLetter-v0", entry_point=LetterEnv)
+        register_problem(LetterProblem, env_id="TestLetter-v0", mode="step")
 
 
 def save_grads(trainer, path: str) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Instance
+from ..instance import Instance
 from ..logic_steps.rand import Draws
 
 __all__ = ["NAMES", "KnightsInstance", "generate_knights", "statement_formula", "statement_text",

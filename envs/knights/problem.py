@@ -1,5 +1,6 @@
 """The ``knights`` problem: Knights & Knaves with Spring's step-verified process reward (Spring
-App. A.3), the trace mode of ``SolverKnights-v0`` (the env and its step mode: :mod:`.env`).
+App. A.3), the trace mode of ``SolverKnights-v0`` (its step mode: :class:`~solvergym.envs.modes.step.StepEnv` over Spring's ``steps`` capability,
+:class:`~..logic_steps.steps.SpringSteps`).
 
 Rewards and settings are those of :class:`~..logic_steps.problem.StepProblem`; the answer schema
 is in :mod:`.verify`. Difficulty: ``n_people`` (2-8), ``depth`` (2-4 levels of nesting in a

@@ -12,7 +12,7 @@ characters, as App. B.2 defines them). Lines that cannot be read are reported, n
 
 :func:`check_trace` reads and scores a file and returns (and optionally writes) the report;
 :func:`write_report` writes one as JSON. Nothing here prints: the ``solvergym check-trace``
-command (``solvergym.cli_check_trace``) prints the tables.
+command prints the tables.
 """
 from __future__ import annotations
 
@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-from gymnasium.envs.registration import load_env_creator
 
-from .env import StepVerifiedEnv
+from ..problem import PROBLEMS, get_problem
 from .metrics import summarize, trace_row
 from .problem import StepProblem
 
@@ -35,19 +34,21 @@ def trace_problem(env_id: str, **kwargs: Any) -> StepProblem:
     ``solvergym:`` prefix), made with the env's keyword arguments. ``KeyError`` for any other id."""
     name = env_id.split(":", 1)[1] if env_id.startswith("solvergym:") else env_id
     spec = gym.registry.get(name)
-    entry = load_env_creator(spec.entry_point) if spec is not None and isinstance(spec.entry_point, str) else None
-    if not (isinstance(entry, type) and issubclass(entry, StepVerifiedEnv)):
-        steps = sorted(i for i, s in gym.registry.items() if isinstance(s.entry_point, str)
-                       and s.entry_point.startswith("solvergym.") and _is_step_env(s.entry_point))
+    if spec is None or not _poses_step_problem(spec):
+        steps = sorted(i for i, s in gym.registry.items() if _poses_step_problem(s))
         raise KeyError(f"check-trace handles the step-verified envs {steps}, not {env_id!r}")
-    env = entry(**{**(spec.kwargs or {}), **kwargs, "mode": "trace"})
+    env = gym.make(name, **{**kwargs, "mode": "trace"}).unwrapped
     env.close()
     return env.problem
 
 
-def _is_step_env(entry_point: str) -> bool:
-    entry = load_env_creator(entry_point)
-    return isinstance(entry, type) and issubclass(entry, StepVerifiedEnv)
+def _poses_step_problem(spec: Any) -> bool:
+    """Whether a registered id poses a step-verified problem (its ``problem`` keyword names one)."""
+    name = (spec.kwargs or {}).get("problem")
+    if not isinstance(name, str) or name not in PROBLEMS:
+        return False
+    factory = get_problem(name)
+    return isinstance(factory, type) and issubclass(factory, StepProblem)
 
 
 def check_trace(

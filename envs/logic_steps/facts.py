@@ -3,7 +3,7 @@
 Spring's Definition 4 calls a valid step novel when the accepted steps P^nc do not already imply
 it and it is not equivalent to a premise. Under a unique solution that is true of almost every
 valid formula (a step that rules out one wrong world, a disjunction of premises, ...), so the
-default novelty rule of :mod:`.verifier` asks for more: the step must make a new *atomic fact*
+default novelty rule of :mod:`.verdict` asks for more: the step must make a new *atomic fact*
 follow, Γ_dom ∪ P^nc_{t-1} ∪ {z} ⊨ a while Γ_dom ∪ P^nc_{t-1} ⊭ a. The atoms are what a solution
 is made of:
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import z3
 
-from ..base import Instance
+from ..instance import Instance
 from .theory import Theory
 
 __all__ = ["Family", "SolutionScore", "PremiseGroup", "SOLVE_TIMEOUT_MS"]

@@ -73,7 +73,7 @@ def _mean(xs: list[float]) -> float | None:
 
 def _micro(rows: list[dict[str, Any]], key: str) -> float | None:
     """App. B.2's sum of right units over the sum of units, over the rows that report ``key``;
-    None when one of them lacks the counts (a row from before they were recorded)."""
+    None when one of them lacks the counts (a row written without them)."""
     right, total = MICRO_METRICS[key]
     having = [r for r in rows if key in r]
     if any(right not in r or total not in r for r in having):

@@ -9,39 +9,40 @@ is trace mode (§4.1-4.3): one action holds the whole answer, a single JSON obje
 JSON object is a format failure (every component 0).
 
 Trace mode is therefore the single-turn mode posing this problem (``SingleTurnEnv(problem="zebra")``
-gives the same observations and rewards as ``SolverZebra-v0``); step mode, which verifies one
-step per action, is :class:`~.env.StepVerifiedEnv`, built on the same problem.
+is ``SolverZebra-v0``); step mode, which verifies one step per action, is the step mode over the
+problem's ``steps`` capability (:class:`~.steps.SpringSteps`; ``SolverZebra-v0(mode="step")``).
 
 Settings (constructor keywords, :data:`VERIFIER_SETTINGS`, the same for every family, then the
 family's own ``family_settings``): the reward preset and its aggregation, the verifier's accept
 and novelty rules, the gate (``require_unique``, ``require_faithful``), ``incremental`` solving,
 ``consistency_over``, ``max_steps`` and the verification budget ``verify_budget_s`` per action
-(see :mod:`.trace` and :mod:`.verifier`). A family may fix a setting (``fixed_settings``: AR-LSAT
-fixes ``require_unique=False``); a caller may not give a fixed one.
+(see :mod:`.trace`, :mod:`.verdict` and :mod:`.budget`). A family may fix a setting
+(``fixed_settings``: AR-LSAT fixes ``require_unique=False``); a caller may not give a fixed one.
 """
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..base import Instance
+from ..instance import Instance
 from ..problem import Gold, Problem, Verdict
 from .family import Family
 from .metrics import trace_row
 from .reward import get_preset
+from .steps import SpringSteps
 from .trace import (
     DEFAULT_MAX_STEPS,
     DEFAULT_VERIFY_BUDGET_S,
     TraceResult,
     TraceSession,
+    format_answer,
     score_trace,
     zero_components,
 )
-from .verifier import check_accept, check_novelty
+from .verdict import check_accept, check_novelty
 
 __all__ = ["StepProblem", "TraceVerdict", "VERIFIER_SETTINGS", "format_answer", "gold_steps", "gold_trace"]
 
@@ -61,10 +62,6 @@ VERIFIER_SETTINGS: dict[str, Any] = {
 
 #: how many instances' gold reasoning a problem keeps (computing it runs the verifier)
 _GOLD_CACHE = 64
-
-
-def format_answer(obj: dict[str, Any]) -> str:
-    return "<answer>" + json.dumps(obj, ensure_ascii=False) + "</answer>"
 
 
 def gold_steps(family: Family, instance: Instance, novelty: str = "facts") -> list[tuple[str, str]]:
@@ -119,6 +116,8 @@ class StepProblem(Problem):
     """
 
     family: ClassVar[Family]
+    #: step mode: Spring's protocol, one step per action (:mod:`.steps`)
+    steps = SpringSteps
     #: the family's own settings (not difficulty): name -> default
     family_settings: ClassVar[dict[str, Any]] = {}
     #: verifier settings the family fixes: name -> the value it uses

@@ -26,16 +26,16 @@ and ``minus_nc`` (Spring -NC, neither novelty reward nor contradiction penalty),
 A step counts as novel under the verifier's novelty rule: by default (``novelty="facts"``) a
 step must also make a new atomic fact follow and not restate a conjunction of premises, because
 under a unique solution Definition 4 alone pays a step that only excludes one wrong world as
-much as a deduction (six such steps and the right table scored 1.55); ``novelty="spring"`` is
-Definition 4 as written (see :mod:`.verifier` for the rules and the measurements). The process
+much as a deduction (a few such steps and the right table earn the maximum, 1.55);
+``novelty="spring"`` is Definition 4 as written (see :mod:`.verdict` for the rules). The process
 terms are gated, by default, on premises that are also equivalent to the true clues
 (``require_faithful=True``): a wrong complete assignment written as premises is satisfiable and
-unique, and under Spring's gate (``require_faithful=False``) one trivial step earned 0.60 with a
+unique, and under Spring's gate (``require_faithful=False``) one trivial step earns 0.60 with a
 wrong answer.
 
 Step mode (Spring trains on whole traces) pays the same total: each action pays the change of
 the running value of these terms and the solution action pays the rest, so every component
-summed over the episode equals the trace-mode component (:mod:`.env`).
+summed over the episode equals the trace-mode component (:mod:`.steps`).
 """
 from __future__ import annotations
 

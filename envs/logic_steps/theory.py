@@ -23,7 +23,7 @@ __all__ = ["Theory", "MetaStep"]
 class MetaStep:
     """A step about the solver rather than about the state: AR-LSAT's ``Sat(Option_X)``
     (App. E.2: "rules + facts + Option_X is satisfiable"). It has no formula of its own; the
-    verifier checks the claim (see :meth:`StepVerifier.check_sat_claim`)."""
+    verifier checks the claim (:class:`~.verifier.StepVerifier`, the rule in :mod:`.verdict`)."""
 
     def __init__(self, option: str, formula: z3.BoolRef):
         self.option = option

@@ -30,19 +30,22 @@ from typing import Any
 
 import z3
 
-from ..base import Instance
+from ..instance import Instance
 from ..parsing import tag_sections
+from .budget import VerifyBudget
 from .family import Family, SolutionScore
 from .formula import FormulaError, to_text
 from .reward import RewardConfig, aggregate, spring_reward
 from .theory import MetaStep, Theory
-from .verifier import BaseStatus, StepVerdict, StepVerifier, VerifyBudget, check_accept, check_novelty
+from .verdict import BaseStatus, StepVerdict, check_accept, check_novelty
+from .verifier import StepVerifier
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
     "DEFAULT_MAX_PREMISES",
     "DEFAULT_VERIFY_BUDGET_S",
     "extract_answer",
+    "format_answer",
     "read_premises",
     "split_prefix",
     "split_step_action",
@@ -59,14 +62,10 @@ DEFAULT_MAX_PREMISES = 200
 
 #: Wall-clock seconds of solver work per env action (trace mode: the whole ``env.step``; step
 #: mode: each ``env.step``); an env.step then takes at most this plus one check timeout (5 s),
-#: see :class:`~.verifier.VerifyBudget`. Chosen from measurement on a 2-core machine under load
-#: (``benchmarks/step_verify.py``, headroom table, and repeated runs): the slowest gold trace at the
-#: largest size, Zebra 6x11 (about 55 steps), took 1.7 s; the slowest honest 200-step 6x11 trace
-#: (the gold steps among true and false cell facts and true relations, 8 instances) 4.7 s;
-#: Knights (8 people, depth 4, width 4) and AR-LSAT (7 entities) traces under 0.1 s. 60 s is 13x
-#: the slowest honest trace and 35x the slowest gold one, so an honest trace does not meet it and
-#: its reward stays deterministic. Before the budget one 6x11 trace of 200 random disjunctions
-#: of value equalities took 659 s of CPU in a single env.step.
+#: see :class:`~.budget.VerifyBudget`. The default is more than ten times what the slowest honest
+#: trace at the largest preset size needs on a loaded 2-core machine (``benchmarks/step_verify.py``,
+#: headroom table), so an honest trace never meets it and its reward stays deterministic, while a
+#: trace written to keep Z3 busy is cut off within a minute.
 DEFAULT_VERIFY_BUDGET_S = 60.0
 
 #: Spring App. C Table 7/8 error categories (plus "correct")
@@ -110,6 +109,11 @@ def split_step_action(text: str) -> tuple[str, int | None, str] | None:
     sentence = text[:start].strip()
     _, k, body = split_prefix(text[start:])
     return sentence, k, body
+
+
+def format_answer(obj: dict[str, Any]) -> str:
+    """An answer object as the ``<answer>...</answer>`` text :func:`extract_answer` reads."""
+    return "<answer>" + json.dumps(obj, ensure_ascii=False) + "</answer>"
 
 
 def extract_answer(text: str) -> tuple[dict | None, str | None, list[str]]:
@@ -214,10 +218,10 @@ class TraceSession:
     premises must be satisfiable, have a unique solution where the family asks for one, and be
     equivalent to the instance's true clues (modulo Γ_dom). ``require_faithful=False`` is
     Spring's gate (§4.2: satisfiable and unique only), under which premises that state a wrong
-    complete assignment — satisfiable and unique — earned the process terms for a wrong answer.
-    ``novelty`` (``"facts"`` or Spring's Def. 4, ``"spring"``) and ``budget_s`` (wall-clock
-    seconds of solver work per action, None for no limit; :meth:`start_action` opens a new one)
-    are those of :class:`~.verifier.StepVerifier`.
+    complete assignment — satisfiable and unique — earn the process terms for a wrong answer.
+    ``novelty`` (``"facts"`` or Spring's Def. 4, ``"spring"``; :mod:`.verdict`) and ``budget_s``
+    (wall-clock seconds of solver work per action, None for no limit; :meth:`start_action` opens
+    a new one; :mod:`.budget`) are those of :class:`~.verifier.StepVerifier`.
     """
 
     def __init__(
@@ -336,7 +340,7 @@ class TraceSession:
         steps' fractions as they stand, with m = 0.5 s_sat (r_accuracy unknown, so at its lower
         bound 0), r_consistency and r_format 0 (both need the solution), r_parsed 1 while the
         premises and every step parsed. Step mode pays the change of this value at each action
-        and the final action pays what is left (see :mod:`.env`)."""
+        and the final action pays what is left (see :mod:`.steps`)."""
         cfg = self.config
         n_formal = len(self.steps)
         r_parsed = float(cfg.interleaved and self.premises_set and self.premises_ok
@@ -449,7 +453,7 @@ def _summary(res: TraceResult, score: SolutionScore) -> str:
 
 
 #: Spring App. E marks ``reasoning`` MANDATORY in every interleaved prompt: an answer without a
-#: single step breaks the format (else the right table alone earned 1.15 of 1.55).
+#: single step breaks the format (else the right table alone would earn 1.15 of 1.55).
 EMPTY_REASONING = '"reasoning" is empty; the interleaved format requires reasoning steps'
 
 

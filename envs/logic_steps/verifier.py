@@ -17,160 +17,41 @@ Notation (Spring §3.1): Γ_dom the domain constraints, C the (parsed) premises,
   step of the trajectory (contradictory ones included, as the definition says).
 - §4.2: Γ_base satisfiable, and with a unique solution.
 
-Which steps enter P^nc: every parsed step that is not contradictory (Def. 5's "previously
-accepted non-contradictory formal steps", read literally, so an unsupported guess that is
-consistent is kept, and later steps are judged against it). ``accept="valid"`` keeps valid
-steps only.
+Which steps enter P^nc (``accept=``), the two novelty rules (``novelty=``: Def. 4 as written, or
+the default that also asks for a new atomic fact) and the verdict types are in :mod:`.verdict`;
+the wall-clock budget shared by one env action's checks is :class:`~.budget.VerifyBudget`.
 
-Novelty (``novelty=``; :data:`NOVELTY_RULES`):
+Cost of the default novelty rule: a step that is itself a fact literal or a conjunction of them
+(every gold step) is decided without a solver call. Any other step first asks the theory's world
+sample (an atom the sample worlds of P^nc ∪ {z} show to vary cannot follow); then one check
+whether the literals about the names it mentions that a model of z makes true and a model of ¬z
+false all follow (they are new if they do); only then one Z3 ``consequences`` call, a backbone
+over the atoms left. The facts known to follow from P^nc are kept incrementally
+(:class:`.facts.FactTable`).
 
-- ``"spring"`` is Definition 4 exactly as the paper states it (above).
-- ``"facts"`` (the default) goes beyond the paper. A valid, non-tautological step not implied by
-  P^nc is novel only when it makes a new atomic fact follow (:mod:`.facts`: a Zebra cell
-  ``t == h``, a role ``Knight(X)``, an AR-LSAT position, membership or option, or the negation of
-  one): Γ_dom ∪ P^nc_{t-1} ∪ {z} ⊨ a while Γ_dom ∪ P^nc_{t-1} ⊭ a, relative to the accepted
-  steps under Γ_dom as Def. 4 is (under unique premises Γ_base entails every atom). And it must
-  not be a *restatement*: equivalent modulo Γ_dom to a premise (Def. 4's "z ≢ C_i"), or an
-  ``And`` / ``Or`` whose every part is one (``And(C1, C2)``, ``Or(C3, C4)``, nested). Why: under a
-  unique solution almost every valid formula satisfies Def. 4 — six steps that each exclude one
-  wrong world (``Not(And(<a full wrong assignment>))``) scored 1.55, the gold trace's reward,
-  and 200 such steps are as novel as the gold deductions — while a fact is what a solution is
-  made of. Measured (``python benchmarks/step_verify.py``, novelty table; Zebra 4x4, Knights of
-  5, the three AR-LSAT games, 3 instances each, the right solution): the gold traces are 100%
-  novel under both rules (reward 1.55 both); world exclusions 100% under ``"spring"`` (1.55) and
-  0.6% under ``"facts"`` (1.16: a few, on 32-world Knights puzzles, do fix a role once enough
-  worlds are gone — a fact that follows is a fact); random disjunctions that hold 67% / 15%
-  (0% on Zebra; a disjunction over one or two names can fix a Knights role or an AR-LSAT
-  position); ``And`` of two premises 50% / 0% and ``Or`` of two premises 67% / 0% (1.35-1.42
-  against 1.15). Case analysis without a fact (App. A.3's ``Implies(Knight(A), Knave(B))``) is
-  "no_new_fact" under the default, novel under ``"spring"``.
-  ``Sat(Option_X)`` claims keep the rule below under both (novel once per option, at most five
-  a trace); ``Unsat(Option_X)`` is the fact Not(O_X).
-  Cost: a step that is itself a fact literal or a conjunction of them (every gold step) is
-  decided without a solver call. Any other step first asks the theory's world sample (an atom
-  the sample worlds of P^nc ∪ {z} show to vary cannot follow); then one check whether the
-  literals about the names it mentions that a model of z makes true and a model of ¬z false
-  all follow (they are new if they do); only then one Z3 ``consequences`` call, a backbone over
-  the atoms left. The facts known to follow from P^nc are kept incrementally
-  (:class:`.facts.FactTable`).
-
-Budget (``budget=``, a :class:`VerifyBudget`): all solver work of one env action — in trace mode
-the whole ``env.step`` (premise checks, steps, the Def. 6 check), in step mode each ``env.step`` —
-shares one wall-clock budget. Each check's timeout is min(``timeout_ms``, what is left of the
-budget) and no check starts once it is spent, so the solver time of an action is at most the
-budget (Z3 stops a check within a few milliseconds of its timeout): an ``env.step`` takes at most
-budget + one check timeout, parsing included. Steps not judged in time are labelled
-``"unverified"`` with the reason (and are in Z but not in P^nc); the Def. 6 check then counts as
-undecided (r_consistency 0) and premise checks that run out leave s_sat 0. Measured
-(``benchmarks/step_verify.py``, worst-case table, the default 60 s): a 6x11 Zebra trace of 200
-random disjunctions of value equalities, 664 s (659 s of CPU) in one env.step before, now stops
-at 60.1 s; 200 world exclusions take 3-4 s and 200 steps nested to the parser's limits 11-14 s
-(all judged); a step-mode episode of 60 such disjunctions takes at most 6.4 s per env.step.
-
-Speed (the issue's "one incremental Z3 solver per trace"): Γ_dom is asserted once; the premises,
-each step z_t, its negation ¬z_t, F and every auxiliary formula are asserted behind their own
-guard literal g (``g → φ``), and each check is ``solver.check(*guards)`` on the same solver.
-Nothing is ever retracted, so nothing is rebuilt. ``incremental=False`` runs the same checks on a
-fresh solver each time (the baseline of ``benchmarks/step_verify.py``); both modes give the same
-verdicts (tested). Checks implied by earlier answers are skipped — each skip is an entailment,
-noted where it happens — so a novel step costs about four solver calls.
+Speed: all checks of a trace run on one incremental Z3 solver (:class:`~.solver.GuardedSolver`:
+Γ_dom asserted once, every other formula behind its own guard literal, nothing ever retracted);
+``incremental=False`` runs them on a fresh solver each, with the same verdicts (tested). Checks
+implied by earlier answers are skipped — each skip is an entailment, noted where it happens — so
+a novel step costs about four solver calls.
 """
 from __future__ import annotations
 
 import itertools
-import math
-import time
-from dataclasses import asdict, dataclass, field
 from typing import Any, Hashable
 
 import numpy as np
 import z3
 
+from .budget import VerifyBudget
 from .facts import FactTable
 from .formula import Node, to_text
 from .sample import WorldSample, evaluate_sample
+from .solver import SAT, UNSAT, GuardedSolver
 from .theory import MetaStep, Theory
+from .verdict import BaseStatus, StepVerdict, check_accept, check_novelty, label_of, reason_of
 
-__all__ = ["StepVerdict", "BaseStatus", "StepVerifier", "VerifyBudget", "strongly_implies", "LABELS",
-           "ACCEPT_MODES", "NOVELTY_RULES", "check_accept", "check_novelty"]
-
-#: Which steps enter P^nc (see the module docstring).
-ACCEPT_MODES = ("non_contradictory", "valid", "novel")
-
-
-def check_accept(accept: str) -> str:
-    if accept not in ACCEPT_MODES:
-        raise ValueError(f"accept must be one of {ACCEPT_MODES}, got {accept!r}")
-    return accept
-
-#: Novelty rules: ``"facts"`` (the default: a new atomic fact must follow) and ``"spring"`` (Def. 4).
-NOVELTY_RULES = ("facts", "spring")
-
-
-def check_novelty(novelty: str) -> str:
-    if novelty not in NOVELTY_RULES:
-        raise ValueError(f"novelty must be one of {NOVELTY_RULES}, got {novelty!r}")
-    return novelty
-
-
-class VerifyBudget:
-    """Wall-clock seconds for the solver work of one env action (see the module docstring).
-
-    :meth:`start` opens a new period (each ``env.step``); ``budget_s=None`` is unlimited. The
-    clock runs from the start, so whatever happens between checks counts too; ``used_s`` is the
-    time from the start to the end of the last solver call (0 when the action made none, so an
-    action that fails before any check reports the same every time).
-    """
-
-    def __init__(self, budget_s: float | None):
-        if budget_s is not None and not budget_s > 0:
-            raise ValueError(f"the verification budget must be > 0 seconds or None, got {budget_s!r}")
-        self.budget_s = None if budget_s is None else float(budget_s)
-        self.start()
-
-    def start(self) -> None:
-        self._t0 = time.monotonic()
-        self._deadline = math.inf if self.budget_s is None else self._t0 + self.budget_s
-        self._last = self._t0
-        self.exhausted = False
-
-    def note(self) -> None:
-        """A solver call just ended."""
-        self._last = time.monotonic()
-
-    def remaining(self) -> float:
-        return self._deadline - time.monotonic()
-
-    def spent(self) -> bool:
-        """True once the budget has run out (and from then on, until :meth:`start`)."""
-        if not self.exhausted and self.remaining() <= 0:
-            self.exhausted = True
-        return self.exhausted
-
-    def reason(self) -> str:
-        return f"not verified: the verification budget of {self.budget_s:g} s for this action ran out"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"budget_s": self.budget_s, "used_s": self._last - self._t0, "exhausted": self.exhausted}
-
-
-#: Step labels, in the order of precedence used to name a step's single verdict.
-LABELS = (
-    "novel",  # Def. 4 (novelty="spring"), or Def. 4 and a new atomic fact (novelty="facts")
-    "restates_premise",  # valid, equivalent to a premise (Def. 4 excludes it) or, under "facts",
-    # an And / Or of such
-    "redundant",  # valid, already implied by P^nc (Def. 4 excludes it)
-    "no_new_fact",  # novelty="facts": valid, not implied by P^nc, but no new atomic fact follows
-    "tautological",  # Def. 3
-    "unsupported",  # not contradictory, not valid (a guess)
-    "contradictory",  # Def. 5
-    "parse_error",  # the formula is not in the language
-    "unverified",  # no solver state (premises unparsed or unsatisfiable), over the step limit, or
-    # past the action's verification budget
-    "unknown",  # the solver gave up (timeout)
-)
-
-SAT, UNSAT = z3.sat, z3.unsat
+__all__ = ["StepVerifier", "strongly_implies"]
 
 
 def strongly_implies(phi: list[z3.BoolRef], a: z3.BoolRef, b: z3.BoolRef) -> bool:
@@ -183,48 +64,23 @@ def strongly_implies(phi: list[z3.BoolRef], a: z3.BoolRef, b: z3.BoolRef) -> boo
     return s.check(z3.Not(b)) == UNSAT
 
 
-@dataclass
-class StepVerdict:
-    """The solver's judgement of one formal step (all Definitions, and one ``label``)."""
-
-    index: int  # 0-based among the formal steps of the trace
-    k: int | None  # the S<k> number as written
-    text: str  # the formula as written (prefix and period removed)
-    nl: str | None = None  # the natural-language sentence before it
-    formula: str | None = None  # canonical text of the parsed formula
-    parsed: bool = False
-    error: str | None = None
-    valid: bool | None = None
-    tautological: bool | None = None
-    novel: bool | None = None
-    contradictory: bool | None = None
-    implied_by_previous: bool | None = None
-    equivalent_premise: int | None = None  # 0-based index of an equivalent premise
-    restates: list[int] | None = None  # novelty="facts": the premises it restates (an And / Or of them)
-    # novelty="facts": some of the new atomic facts that follow (up to 5; which ones may depend on
-    # the solver's models, so incremental and rebuilt solvers can name different ones)
-    new_facts: list[str] | None = None
-    accepted: bool = False  # entered P^nc
-    claim: str | None = None  # "sat" for Sat(Option_X) steps
-    label: str = "unverified"
-    reason: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class BaseStatus:
-    """§4.2: is Γ_base satisfiable, and does it have a unique solution?"""
-
-    sat: bool | None
-    unique: bool | None
-    reason: str
-    solution: dict[str, Any] = field(default_factory=dict)  # the model, when satisfiable
-
-
 class StepVerifier:
-    """One solver per trace; :meth:`check` judges the next step and updates P^nc."""
+    """The verifier of one trace: one solver state, fed the steps in order.
+
+    ``theory`` gives Γ_dom, the compilation of parsed formulas and the world sample; ``premises``
+    are the compiled premises C (``premise_texts``: their canonical texts, also shown in reasons;
+    ``premise_nodes``: their parsed trees; both optional, they let restatements be recognised with
+    fewer solver calls). ``accept`` and
+    ``novelty`` are the policies of :mod:`.verdict`; ``timeout_ms`` limits each solver check and
+    ``budget`` all checks of one env action (:class:`~.budget.VerifyBudget`, unlimited when None).
+
+    :meth:`base_status` (§4.2) and :meth:`equivalent_to` ask about the premises; :meth:`check`
+    judges the next step against Γ_base and P^nc_{t-1}, fills its :class:`~.verdict.StepVerdict`
+    and, when the step is accepted, adds it to P^nc (``accepted``); every parsed step, judged or
+    recorded with :meth:`add_unverified`, is in Z (``parsed_steps``), which
+    :meth:`consistent_with` checks against the final solution (Def. 6). A step the solver does not
+    decide is labelled ``"unknown"``, or ``"unverified"`` once the budget is spent.
+    """
 
     def __init__(
         self,
@@ -251,110 +107,40 @@ class StepVerifier:
         self.novelty = check_novelty(novelty)
         self.timeout_ms = int(timeout_ms)
         self.budget = budget if budget is not None else VerifyBudget(None)
-        self.checks = 0  # solver calls made (benchmarks report it)
-        self._exprs: dict[Hashable, z3.BoolRef] = {"base": _conj(self.premises)}
-        self._guards: dict[Hashable, z3.BoolRef] = {}
-        self._solver = self._new_solver() if incremental else None
-        self._solver_timeout: int | None = None
+        self._solver = GuardedSolver(self.dom, getattr(theory, "logic", "QF_LIA"), incremental=incremental,
+                                     timeout_ms=self.timeout_ms, budget=self.budget)
+        self._solver.define("base", _conj(self.premises))
         self._t = 0  # steps seen
         self.accepted: list[Hashable] = []  # keys of P^nc
         self.parsed_steps: list[Hashable] = []  # keys of Z (Def. 6)
         self._sat_claims: set[str] = set()
-        self._model: z3.ModelRef | None = None
         # novelty="facts": the atoms and the facts known to follow from Γ_dom ∪ P^nc (built on
         # first use), and which worlds of the theory's sample satisfy every accepted step
         self._facts: FactTable | None | bool = False
         self._p_mask: np.ndarray | None | bool = False
         self._opt_masks: dict[str, np.ndarray] | None = None
 
-    # ------------------------------------------------------------------ solver plumbing
-    def _new_solver(self) -> z3.Solver:
-        s = z3.SolverFor(getattr(self.theory, "logic", "QF_LIA"))
-        s.add(*self.dom)
-        return s
-
-    def _define(self, key: Hashable, expr: z3.BoolRef) -> Hashable:
-        self._exprs[key] = expr
-        return key
-
-    def _limit(self, s: z3.Solver) -> bool:
-        """Set the solver's timeout to min(``timeout_ms``, what is left of the budget); False
-        (and no check may start) when the budget is spent."""
-        if self.budget.spent():
-            return False
-        left = self.budget.remaining()
-        ms = self.timeout_ms if self.timeout_ms > 0 else 2**31 - 1
-        if left != math.inf:
-            ms = max(1, min(ms, int(math.ceil(left * 1000))))
-        if ms != self._solver_timeout or not self.incremental:
-            s.set("timeout", ms)
-            self._solver_timeout = ms if self.incremental else None
-        return True
-
-    def _solver_for(self, keys: list[Hashable]) -> tuple[z3.Solver, list[z3.BoolRef]]:
-        """The solver and the assumptions that make it Γ_dom ∪ {the formulas named by keys}."""
-        if not self.incremental:
-            s = self._new_solver()
-            s.add(*[self._exprs[k] for k in keys])
-            return s, []
-        s = self._solver
-        guards = []
-        for key in keys:
-            g = self._guards.get(key)
-            if g is None:
-                g = z3.Bool(f"__g{len(self._guards)}")
-                s.add(z3.Implies(g, self._exprs[key]))
-                self._guards[key] = g
-            guards.append(g)
-        return s, guards
-
-    def _check(self, keys: list[Hashable], want_model: bool = False) -> z3.CheckSatResult:
-        """Is Γ_dom ∪ {the formulas named by keys} satisfiable? (unknown: timeout or budget)"""
-        s, guards = self._solver_for(keys)
-        self._model = None
-        if not self._limit(s):
-            return z3.unknown
-        self.checks += 1
-        r = _check_assuming(s, guards)
-        self.budget.note()
-        if r == z3.unknown:
-            self.budget.spent()
-        elif want_model and r == SAT:
-            self._model = s.model()
-        return r
-
-    def _consequences(self, keys: list[Hashable], atoms: list[z3.BoolRef]) -> tuple[z3.CheckSatResult, list]:
-        """The literals over ``atoms`` that Γ_dom ∪ {the formulas named by keys} entails (Z3's
-        backbone computation, one call)."""
-        s, guards = self._solver_for(keys)
-        if not self._limit(s):
-            return z3.unknown, []
-        self.checks += 1
-        try:
-            r, cons = s.consequences(guards, atoms)
-        except z3.Z3Exception:  # interrupted by the timeout
-            r, cons = z3.unknown, []
-        self.budget.note()
-        if r == z3.unknown:
-            self.budget.spent()
-        return r, cons
+    @property
+    def checks(self) -> int:
+        """Solver calls made so far (benchmarks report it)."""
+        return self._solver.checks
 
     # ------------------------------------------------------------------ §4.2 and faithfulness
     def base_status(self, require_unique: bool = True) -> BaseStatus:
         """Γ_base satisfiable (and, with ``require_unique``, with exactly one solution)."""
-        r = self._check(["base"], want_model=True)
+        r = self._solver.check(["base"], want_model=True)
         if r == UNSAT:
             return BaseStatus(False, False, "the parsed premises are unsatisfiable with the domain constraints")
         if r != SAT:
             return BaseStatus(None, None, "the solver could not decide the parsed premises (timeout)")
-        model = self._model
+        model = self._solver.model
         vars_ = self.theory.state_vars()
         values = {str(v): _py(model.eval(v, model_completion=True)) for v in vars_}
         if not require_unique:
             return BaseStatus(True, None, "the parsed premises are satisfiable", values)
         block = z3.Or(*[v != model.eval(v, model_completion=True) for v in vars_]) if vars_ else z3.BoolVal(False)
-        self._define("block", block)
-        r2 = self._check(["base", "block"])
+        self._solver.define("block", block)
+        r2 = self._solver.check(["base", "block"])
         if r2 == UNSAT:
             return BaseStatus(True, True, "the parsed premises are satisfiable with a unique solution", values)
         if r2 == SAT:
@@ -363,13 +149,13 @@ class StepVerifier:
 
     def equivalent_to(self, other: list[z3.BoolRef]) -> bool | None:
         """Is Γ_dom ∪ C equivalent to Γ_dom ∪ other (e.g. the instance's true clues)?"""
-        self._define("other", _conj(other))
-        self._define("not_base", z3.Not(self._exprs["base"]))
-        self._define("not_other", z3.Not(self._exprs["other"]))
-        r1 = self._check(["base", "not_other"])
+        self._solver.define("other", _conj(other))
+        self._solver.define("not_base", z3.Not(self._solver.exprs["base"]))
+        self._solver.define("not_other", z3.Not(self._solver.exprs["other"]))
+        r1 = self._solver.check(["base", "not_other"])
         if r1 == SAT:
             return False
-        r2 = self._check(["other", "not_base"])
+        r2 = self._solver.check(["other", "not_base"])
         if r2 == SAT:
             return False
         if r1 == UNSAT and r2 == UNSAT:
@@ -385,27 +171,27 @@ class StepVerifier:
         verdict.parsed = True
         if isinstance(z, MetaStep):
             return self._check_sat_claim(t, z, verdict)
-        pos = self._define(("pos", t), z)
-        neg = self._define(("neg", t), z3.Not(z))
+        pos = self._solver.define(("pos", t), z)
+        neg = self._solver.define(("neg", t), z3.Not(z))
         self.parsed_steps.append(pos)
         P = list(self.accepted)
         # novelty="facts" may look at a model of z for a step that is not made of fact literals
         table = self._fact_table() if self.novelty == "facts" else None
         want = table is not None and node is not None and table.literals(node) is None
-        r_ctx = self._check(["base", *P, pos], want_model=want)  # Def. 5
-        model_z = self._model  # a model of Γ_base ∪ P ∪ {z}, hence of Γ_dom ∪ P ∪ {z}
+        r_ctx = self._solver.check(["base", *P, pos], want_model=want)  # Def. 5
+        model_z = self._solver.model  # a model of Γ_base ∪ P ∪ {z}, hence of Γ_dom ∪ P ∪ {z}
         if r_ctx == SAT:
             # Γ_base ∪ P ∪ {z} SAT entails Γ_base ∪ {z} SAT and Γ_dom ∪ P ∪ {z} SAT
             r_base_z = SAT
         else:
-            r_base_z = self._check(["base", pos])
-        r_base_notz = self._check(["base", neg])
+            r_base_z = self._solver.check(["base", pos])
+        r_base_notz = self._solver.check(["base", neg])
         if UNKNOWN_IN(r_ctx, r_base_z, r_base_notz):
             return _unknown(verdict, self.budget)
         verdict.contradictory = r_ctx == UNSAT
         verdict.valid = r_base_z == SAT and r_base_notz == UNSAT  # Def. 2
         if verdict.valid:
-            r_taut = self._check([neg])  # Def. 3
+            r_taut = self._solver.check([neg])  # Def. 3
             if r_taut == z3.unknown:
                 return _unknown(verdict, self.budget)
             verdict.tautological = r_taut == UNSAT
@@ -418,12 +204,12 @@ class StepVerifier:
         learned = None  # novelty="facts": (facts of Γ_dom ∪ P ∪ {z} beyond the known ones, complete)
         if verdict.valid and not verdict.tautological:
             # Def. 4: P_{t-1} ⇏_{Γ_dom} z, i.e. not (Γ_dom ∪ P ∪ {z} SAT and Γ_dom ∪ P ∪ {¬z} UNSAT)
-            r_p_z = SAT if r_ctx == SAT else self._check([*P, pos])
-            r_p_notz = self._check([*P, neg], want_model=True)
+            r_p_z = SAT if r_ctx == SAT else self._solver.check([*P, pos])
+            r_p_notz = self._solver.check([*P, neg], want_model=True)
             if UNKNOWN_IN(r_p_z, r_p_notz):
                 return _unknown(verdict, self.budget)
             verdict.implied_by_previous = r_p_z == SAT and r_p_notz == UNSAT
-            witness = self._model  # a model of Γ_dom ∪ P ∪ {¬z}, when there is one
+            witness = self._solver.model  # a model of Γ_dom ∪ P ∪ {¬z}, when there is one
             if not verdict.implied_by_previous and self.novelty == "spring":
                 verdict.equivalent_premise = self._equivalent_premise(t, z, verdict.formula, witness, node)
                 verdict.novel = verdict.equivalent_premise is None
@@ -444,8 +230,8 @@ class StepVerifier:
                     verdict.novel = bool(new) or table is None
         if self.budget.exhausted:  # a check of this step was cut short: no verdict
             return _unknown(verdict, self.budget)
-        verdict.label = _label(verdict)
-        verdict.reason = _reason(verdict, self.premise_texts)
+        verdict.label = label_of(verdict)
+        verdict.reason = reason_of(verdict, self.premise_texts)
         if verdict.contradictory and r_base_z == SAT:
             verdict.reason = "the step contradicts earlier accepted steps (the premises alone allow it)"
         accepted = self._accepts(verdict)
@@ -522,15 +308,15 @@ class StepVerifier:
             for _ in range(3):
                 if not lits:
                     break
-                key = self._define(("near", next(_fresh)), z3.Or(*[_negate(ex(i), sg) for i, sg in lits]))
-                r = self._check([*P, pos, key], want_model=True)
+                key = self._solver.define(("near", next(_fresh)), z3.Or(*[_negate(ex(i), sg) for i, sg in lits]))
+                r = self._solver.check([*P, pos, key], want_model=True)
                 if r == z3.unknown:
                     return None
                 if r == UNSAT:
                     return lits, lits, False
-                m = self._model
+                m = self._solver.model
                 lits = [(i, sg) for i, sg in lits if z3.is_true(m.eval(ex(i), model_completion=True)) == (sg > 0)]
-        r, cons = self._consequences([*P, pos], [ex(i) for i in cand])
+        r, cons = self._solver.consequences([*P, pos], [ex(i) for i in cand])
         if r != SAT:
             return None
         found = table.decode(cons)
@@ -541,13 +327,13 @@ class StepVerifier:
             if new:
                 return found, new, True
         n = next(_fresh)
-        key = self._define(("somefact", n), z3.Or(*[_negate(ex(i), sg) for i, sg in found]))
-        r2 = self._check([*P, key], want_model=True)
+        key = self._solver.define(("somefact", n), z3.Or(*[_negate(ex(i), sg) for i, sg in found]))
+        r2 = self._solver.check([*P, key], want_model=True)
         if r2 == z3.unknown:
             return None
         if r2 == UNSAT:  # all of them already followed from P
             return found, [], True
-        m = self._model
+        m = self._solver.model
         new = [(i, sg) for i, sg in found if z3.is_true(m.eval(ex(i), model_completion=True)) != (sg > 0)]
         return found, new, True
 
@@ -579,7 +365,7 @@ class StepVerifier:
         it. Not "equivalent to the conjunction of the premises it entails": that reading calls real
         deductions restatements whenever the premises they use say no more than they do —
         ``Jules == 6`` from ``Or(Jules == 6, Mona == 6)`` and ``Mona < Jules`` is equivalent to
-        those two premises — and left AR-LSAT seeds 46 and 77 without a single novel gold step.
+        those two premises — and can leave a puzzle without a single novel gold step.
         """
         i = self._equivalent_premise(t, z, text, witness, node)
         if i is not None:
@@ -639,8 +425,8 @@ class StepVerifier:
                 continue
             if witness is not None and z3.is_true(witness.eval(c, model_completion=True)):
                 continue
-            key = self._define(("xor", t, i), z3.Xor(z, c))
-            if self._check([key]) == UNSAT:
+            key = self._solver.define(("xor", t, i), z3.Xor(z, c))
+            if self._solver.check([key]) == UNSAT:
                 return i
         return None
 
@@ -653,26 +439,26 @@ class StepVerifier:
         implied by P^nc under Γ_dom. A claim adds no formula to P^nc or to Z.
         """
         verdict.claim = "sat"
-        o = self._define(("opt", t), meta.formula)
-        o_neg = self._define(("optneg", t), z3.Not(meta.formula))
+        o = self._solver.define(("opt", t), meta.formula)
+        o_neg = self._solver.define(("optneg", t), z3.Not(meta.formula))
         P = list(self.accepted)
-        r_ctx = self._check(["base", *P, o])
-        r_base = SAT if r_ctx == SAT else self._check(["base", o])
+        r_ctx = self._solver.check(["base", *P, o])
+        r_base = SAT if r_ctx == SAT else self._solver.check(["base", o])
         if UNKNOWN_IN(r_ctx, r_base):
             return _unknown(verdict, self.budget)
         verdict.contradictory = r_ctx == UNSAT
         verdict.valid = r_base == SAT
-        verdict.tautological = verdict.valid and self._check([o_neg]) == UNSAT
+        verdict.tautological = verdict.valid and self._solver.check([o_neg]) == UNSAT
         verdict.novel = False
         if verdict.valid and not verdict.tautological:
             repeat = meta.option in self._sat_claims
-            r_p_notz = self._check([*P, o_neg])
+            r_p_notz = self._solver.check([*P, o_neg])
             verdict.implied_by_previous = repeat or (r_ctx == SAT and r_p_notz == UNSAT)
             verdict.novel = not verdict.implied_by_previous
         if self.budget.exhausted:
             return _unknown(verdict, self.budget)
-        verdict.label = _label(verdict)
-        verdict.reason = _reason(verdict, self.premise_texts)
+        verdict.label = label_of(verdict)
+        verdict.reason = reason_of(verdict, self.premise_texts)
         if verdict.contradictory and r_base == SAT:
             verdict.reason = "the option is impossible given earlier accepted steps (the premises alone allow it)"
         if self._accepts(verdict):
@@ -688,7 +474,7 @@ class StepVerifier:
     def add_unverified(self, z: z3.BoolRef) -> None:
         """Record a parsed step that is not judged (no solver state): it still belongs to Z."""
         n = next(_fresh)
-        self.parsed_steps.append(self._define(("unverified", n), z))
+        self.parsed_steps.append(self._solver.define(("unverified", n), z))
 
     # ------------------------------------------------------------------ Definition 6
     def consistent_with(self, final: z3.BoolRef, over: str = "all") -> bool | None:
@@ -697,18 +483,18 @@ class StepVerifier:
         contradictory step is never consistent) or only P^nc (``over="accepted"``)."""
         if over not in ("all", "accepted"):
             raise ValueError(f"over must be 'all' or 'accepted', got {over!r}")
-        self._define("final", final)
+        self._solver.define("final", final)
         steps = self.parsed_steps if over == "all" else self.accepted
-        r = self._check([*steps, "final"])
+        r = self._solver.check([*steps, "final"])
         return None if r == z3.unknown else r == SAT
 
     def strongly_implies(self, phi_keys: list[Hashable], a: z3.BoolRef, b: z3.BoolRef) -> bool:
         """Def. 1 on this verifier's solver, Φ = Γ_dom ∪ the named formulas."""
         n = next(_fresh)
-        ka = self._define(("A", n), a)
-        kb = self._define(("B", n), b)
-        knb = self._define(("notB", n), z3.Not(b))
-        return self._check([*phi_keys, ka, kb]) == SAT and self._check([*phi_keys, ka, knb]) == UNSAT
+        ka = self._solver.define(("A", n), a)
+        kb = self._solver.define(("B", n), b)
+        knb = self._solver.define(("notB", n), z3.Not(b))
+        return self._solver.check([*phi_keys, ka, kb]) == SAT and self._solver.check([*phi_keys, ka, knb]) == UNSAT
 
 
 _fresh = itertools.count()
@@ -717,15 +503,6 @@ _fresh = itertools.count()
 def _negate(atom: z3.BoolRef, sign: int) -> z3.BoolRef:
     """The negation of the literal ``atom`` (sign > 0) or ``Not(atom)`` (sign < 0)."""
     return z3.Not(atom) if sign > 0 else atom
-
-
-def _check_assuming(s: z3.Solver, guards: list[z3.BoolRef]) -> z3.CheckSatResult:
-    """``s.check(*guards)`` without z3's per-assumption sort cast (about 35 µs each, paid for
-    every guard of P^nc in every check): the guards are Boolean constants made here."""
-    if not guards:
-        return s.check()
-    arr = (z3.Ast * len(guards))(*[g.as_ast() for g in guards])
-    return z3.CheckSatResult(z3.Z3_solver_check_assumptions(s.ctx.ref(), s.solver, len(guards), arr))
 
 
 def _safe_eval(node: Node, sample: WorldSample, options: dict[str, np.ndarray] | None) -> np.ndarray | None:
@@ -765,43 +542,3 @@ def _py(v: z3.ExprRef) -> Any:
         return False
     return str(v)
 
-
-def _label(v: StepVerdict) -> str:
-    if v.contradictory:
-        return "contradictory"
-    if v.tautological:
-        return "tautological"
-    if v.valid:
-        if v.implied_by_previous:
-            return "redundant"
-        if v.equivalent_premise is not None or v.restates:
-            return "restates_premise"
-        return "novel" if v.novel else "no_new_fact"
-    return "unsupported"
-
-
-def _reason(v: StepVerdict, premise_texts: list[str]) -> str:
-    what = "the claim" if v.claim else "the step"
-    if v.label == "contradictory":
-        return f"{what} contradicts the premises"
-    if v.label == "tautological":
-        return f"{what} follows from the domain constraints alone"
-    if v.label == "redundant":
-        return f"{what} is already implied by the accepted earlier steps"
-    if v.label == "restates_premise":
-        i = v.equivalent_premise
-        if i is None and v.restates:
-            shown = ", ".join(f"C{j + 1}" for j in v.restates[:8]) + (", ..." if len(v.restates) > 8 else "")
-            return f"{what} is equivalent to the conjunction of premises {shown}"
-        shown = premise_texts[i] if i is not None and i < len(premise_texts) else ""
-        return f"{what} is equivalent to premise C{(i or 0) + 1}" + (f" ({shown})" if shown else "")
-    if v.label == "no_new_fact":
-        return (f"{what} is valid and not implied by the accepted steps, but no new fact about the "
-                "solution follows from it")
-    if v.label == "novel":
-        if v.new_facts:
-            return f"{what} is valid and new: a new fact about the solution follows from it"
-        return f"{what} is valid and new"
-    if v.label == "unsupported":
-        return f"{what} is consistent with the premises but not implied by them"
-    return v.reason

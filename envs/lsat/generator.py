@@ -31,7 +31,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..base import Instance
+from ..instance import Instance
 from ..logic_steps.formula import Node, parse_formula
 from ..logic_steps.rand import Draws
 

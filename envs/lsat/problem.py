@@ -1,6 +1,7 @@
 """The ``lsat`` problem: AR-LSAT-style ordering / grouping / assignment games with Spring's
-step-verified process reward (Spring App. A.2, E.2), the trace mode of ``SolverLSAT-v0`` (the env
-and its step mode: :mod:`.env`).
+step-verified process reward (Spring App. A.2, E.2), the trace mode of ``SolverLSAT-v0``
+(its step mode: :class:`~solvergym.envs.modes.step.StepEnv` over Spring's ``steps`` capability,
+:class:`~..logic_steps.steps.SpringSteps`).
 
 Rewards and settings are those of :class:`~..logic_steps.problem.StepProblem`; the answer schema
 (App. E.2's eight keys) is in :mod:`.verify`. Difficulty (:class:`LSATKnobs`): ``game`` (None

@@ -7,7 +7,7 @@ question's temporary conditions, possibly empty), ``question_semantics`` (``ques
 given, ``option_interpretation_rule``), ``options`` (``{"A": <formula>, ...}``), ``reasoning``
 (sentence / ``S<k>: <formula>.`` pairs) and ``solution`` (``{"selected_option": "C"}``). App. E.2
 is written for grouping; ordering and assignment games use the same keys (the schema "in the
-same spirit" the issue asks for). Rules and facts may carry an ``R<i>:`` / ``F<i>:`` prefix and a
+same spirit"). Rules and facts may carry an ``R<i>:`` / ``F<i>:`` prefix and a
 final period; neither is required (App. E.2 does not ask for them).
 
 Vocabulary and Γ_dom:

@@ -1,5 +1,6 @@
 """``SolverTool-v0``: SAT-RL's multi-turn solver tool use (``sat-rl.txt`` §3.4, App. C, E.1), the
-tool mode of any problem that has solvers (:mod:`solvergym.envs.problem`: ``task=`` names it).
+tool mode of any problem with a ``tool`` capability (:class:`~solvergym.envs.capabilities.ToolCapability`;
+``task=`` names the problem).
 
 An episode: the App. C prompt names the sampled solver and gives the variable mapping and the
 problem; each action is one model turn. A turn holding a ``<tool_call>code</tool_call>`` (after
@@ -8,7 +9,7 @@ any ``<think>...</think>``) runs the code in the sandbox and the next observatio
 kept). A turn holding a final ```` ```answer ...``` ```` or ```` ```idk``` ```` ends the episode
 (for ``sat-bench`` also a bare ```` ```yes``` ```` / ```` ```no``` ````, how SAT-RL's own transcript
 in App. E.1 ends, with the same rewards as ```` ```answer yes``` ```` / ```` ```answer no``` ````; a
-problem lists its bare words in ``Problem.bare_answers``); ``max_turns`` truncates it. The last
+capability lists its bare words in ``bare_answers``); ``max_turns`` truncates it. The last
 final-answer block of a turn is its answer; fences pair left to right, so a fence inside a
 program or code block is part of it, and a turn whose last answer block lies inside or before a
 ``<tool_call>`` is a tool call. A turn with neither is a format failure (an explanatory
@@ -17,7 +18,7 @@ observation and ``info["error"]``; the agent may retry).
 Rewards (§3.4, all components start at 0 and are paid when the episode ends, by an answer or by
 the turn budget; every earlier step pays 0):
 
-- the problem's own components for the final answer (SAT: ``format`` 0.1 when it parses;
+- the capability's components for the final answer (SAT: ``format`` 0.1 when it parses;
   ``correct`` 1 correct / 0 ``idk`` / ``-1 - eps`` wrong, eq. 1; a k-bit assignment's wrong
   answer ``-p/(1-p) - eps``, eq. 1 extended to 2^k answers, p the chance a guess has);
 - ``tool`` 0.1 when the *last* tool call exited without error (status ``ok``) and made a
@@ -26,11 +27,16 @@ the turn budget; every earlier step pays 0):
   the program's own process: writing a record to the report descriptor, calling the capture's
   functions by name, or calling a solver method with a fake object earns nothing (the record
   must carry the run's secret), but a program that digs the capture out of its interpreter's
-  objects can forge it (:mod:`solvergym.envs.sandbox.instrument`, "Trust"); it then claims only
+  objects can forge it (the sandbox's capture, "Trust"); it then claims only
   a formula it could have handed the solver honestly;
 - ``equivalence`` 1 when the formula the last tool call handed its solver (its last solve call)
-  is equivalent to the ground truth (:mod:`solvergym.envs.sat.equivalence`); the verdict and its
-  reason are in ``info["equivalence"]``.
+  is equivalent to the ground truth (:mod:`solvergym.envs.equivalence`, with the capability's
+  ``equivalence_timeout_ms`` and ``auxiliary``); the verdict and its reason are in
+  ``info["equivalence"]``. A capability whose problem states no Boolean truth takes ``tool``
+  only (its ``rewards``: SolverOR-v0's programs solve LPs).
+
+Keywords: the problem's knobs and settings, the capability's settings (``sat``: ``eps`` and
+``wrong_penalty``), and the mode's own (:class:`SolverToolEnv`).
 
 Tool sampling (§3.4, the default): per instance one solver of ``solvers`` is drawn uniformly from
 the episode's seeded generator and named in the prompt; ``solver="z3"`` fixes one (no sampling);
@@ -39,8 +45,9 @@ the episode's seeded generator and named in the prompt; ``solver="z3"`` fixes on
 A turn that holds both tool calls and a final answer after them (a model that answered without
 waiting) runs its last tool call, then is scored: with one turn left the oracle does exactly that.
 
-Programs run in the process-wide sandbox pool (:func:`~solvergym.envs.sandbox.acquire_default_pool`),
-taken on the first tool call and given back by :meth:`close`; the servers never see the instance.
+Programs run in the process-wide sandbox pool (a lease taken on the first tool call and given back
+by :meth:`~SolverToolEnv.close`; ``pool=`` runs them in the caller's); the servers never see the
+instance.
 """
 from __future__ import annotations
 
@@ -51,24 +58,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..base import _NOT_TEXT, Instance, Outcome, TextEnv, _signature_defaults, canonical_json
+from ..instance import Instance, canonical_json
 from ..parsing import tag_sections
-from ..problem import PROBLEMS, Knobs, Problem, get_problem, settings_defaults
-from ..sandbox import (
-    REHEARSABLE,
-    SOLVER_FAMILIES,
-    Limits,
-    SandboxError,
-    SandboxPool,
-    SandboxResult,
-    acquire_default_pool,
-    release_default_pool,
-)
-from ..sat.equivalence import DEFAULT_TIMEOUT_MS, EquivalenceVerdict, check_equivalence
-from ..sat.verify import DEFAULT_EPS
-from .single import ProblemEnvMixin, resolve_problem, split_kwargs
+from ..problem import PROBLEMS, Problem
+from ...sandbox import REHEARSABLE, SOLVER_FAMILIES, Limits, SandboxPool, SandboxResult, shared_pool
+from ..equivalence import EquivalenceVerdict
+from ..text import clean_text
+from .base import Outcome, ProblemEnv
 
-__all__ = ["ToolInstance", "SolverToolEnv", "REWARD_TOOL", "REWARD_EQUIVALENCE", "TOOL_REWARDS", "tool_prompt"]
+__all__ = ["ToolInstance", "SolverToolEnv", "REWARD_TOOL", "REWARD_EQUIVALENCE", "TOOL_REWARDS", "TOOL_SOLVERS",
+           "tool_prompt"]
 
 #: what earns r_tool: "sat-rl" (§3.4: the last call ran cleanly and made a solve/check call of the
 #: solver the prompt names) or "retool" (§4's ReTool baseline: "format, correctness, and
@@ -105,60 +104,48 @@ class ToolInstance(Instance):
             raise ValueError("problem must be the task instance as a dict")
 
 
-def tool_prompt(problem: Problem, inst: Instance, solver: str | None) -> str:
-    """SAT-RL App. C's SAT-Bench training template, with the tool protocol spelled out."""
-    head = f"Solve the problem step by step and put your final answer in the format {problem.answer_hint(inst)}."
-    if problem.allows_idk:
+def tool_prompt(tool: Any, inst: Instance, solver: str | None) -> str:
+    """SAT-RL App. C's SAT-Bench training template, with the tool protocol spelled out
+    (``tool``: the problem's :class:`~solvergym.envs.capabilities.ToolCapability`)."""
+    head = f"Solve the problem step by step and put your final answer in the format {tool.answer_hint(inst)}."
+    if tool.allows_idk:
         head += " If the evidence is genuinely insufficient after using the tool, you may output ```idk```."
     if solver is not None:
         head += f" For this instance, you must import and use the `{solver}` as the solver/tool call."
     tools = (
         "Think inside <think>...</think>. To run Python, write the program inside <tool_call>...</tool_call> "
-        f"and stop; it runs in a sandbox with {problem.sandbox_solvers_text}, and its "
+        f"and stop; it runs in a sandbox with {tool.sandbox_text}, and its "
         "stdout and stderr come back inside <tool_response>...</tool_response>."
     )
-    hint = problem.naming_hint(inst)
+    hint = tool.naming_hint(inst)
     if hint:
         tools += " " + hint
     parts = [head, "", tools, ""]
-    mapping = problem.variable_mapping(inst)
+    mapping = tool.variable_mapping(inst)
     if mapping:
         parts += ["Variable Mapping:", mapping, ""]
-    parts += ["Problem Statement:", problem.statement(inst)]
+    parts += ["Problem Statement:", tool.statement(inst)]
     return "\n".join(parts) + "\n"
 
 
-def _clean(text: str, limit: int) -> str:
-    """Program output as observation text: control characters replaced, the tail kept."""
-    text = _NOT_TEXT.sub("\ufffd", text)
-    if len(text) > limit:
-        text = f"[... {len(text) - limit} characters truncated ...]\n" + text[-limit:]
-    return text
-
-
-class SolverToolEnv(ProblemEnvMixin, TextEnv):
+class SolverToolEnv(ProblemEnv):
     """Multi-turn solver tool use with SAT-RL's rewards (see the module docstring).
 
-    ``task``: ``"sat-bench"`` (default), ``"sat"``, or any problem given to
-    :func:`~solvergym.envs.problem.register_problem` that has solvers (or a Problem class); the
-    problem's knobs (``dims``, ``num_clauses`` / ``n``, ``k``, ``l``) and settings (``widths``,
-    ``sat_ratio``...) are keyword arguments, and its knobs are this env's difficulty keys.
-    ``eps`` (eq. 1's penalty) goes to the problem, and so does ``wrong_penalty`` (``sat``: how eq. 1's
-    penalty extends to a k-bit answer, :func:`~solvergym.envs.sat.verify.wrong_assignment_reward`;
-    ``"chance"`` by default, ``"binary"`` for ``-1 - eps``; a yes/no task is the same under every rule). ``limits``: the sandbox limits per program (a
-    :class:`~solvergym.envs.sandbox.Limits` or its dict). ``pool``: a
-    :class:`~solvergym.envs.sandbox.SandboxPool` to use instead of the shared one.
+    ``task``: ``"sat-bench"`` (default), ``"sat"``, ``"or"``, or any problem given to
+    :func:`~solvergym.envs.problem.register_problem` that has a ``tool`` capability (or a Problem
+    class); the problem's knobs (``dims``, ``num_clauses`` / ``n``, ``k``, ``l``), settings
+    (``widths``, ``sat_ratio``...) and its tool capability's settings (``eps``, ``wrong_penalty``
+    for ``sat``: how eq. 1's penalty extends to a k-bit answer; ``equivalence_timeout_ms``,
+    ``auxiliary`` where the ``equivalence`` reward applies) are keyword arguments, and its knobs
+    are this env's difficulty knobs. ``limits``: the sandbox limits per program (a
+    :class:`~solvergym.sandbox.Limits` or its dict). ``pool``: a
+    :class:`~solvergym.sandbox.SandboxPool` to use instead of the shared one; ``lease`` is the
+    :class:`~solvergym.sandbox.PoolLease` programs run under (the shared pool, taken on the first
+    tool call and given back by :meth:`close`).
     """
 
-    instance_cls = ToolInstance
-    #: the scripted oracle drives this env with tool calls (``agents/scripted.py``)
-    tool_mode = True
-
-    @property
-    def concurrent_steps(self) -> bool:
-        """Every turn may wait on the sandbox; threads are safe when the posed problem's score is
-        (the equivalence check builds its formulas in a Z3 context per thread)."""
-        return self.problem.thread_safe
+    mode = "tool"  # the scripted oracle drives this mode with tool calls (``agents/scripted.py``)
+    capability_name = "tool"
 
     def __init__(
         self,
@@ -169,10 +156,6 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
         solvers: tuple[str, ...] | list[str] | None = None,
         max_turns: int = 4,
         limits: Limits | dict | None = None,
-        eps: float = DEFAULT_EPS,
-        wrong_penalty: str = "chance",
-        equivalence_timeout_ms: int = DEFAULT_TIMEOUT_MS,
-        auxiliary: str = "reject",
         max_tool_output_chars: int = 4000,
         pool: SandboxPool | None = None,
         tool_reward: str = "sat-rl",
@@ -181,23 +164,18 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
         reward_weights: dict[str, float] | None = None,
         **task_kwargs: Any,
     ):
-        kw = {} if max_action_chars is None else {"max_action_chars": max_action_chars}
         if tool_reward not in TOOL_REWARDS:
             raise ValueError(f"tool_reward must be one of {TOOL_REWARDS}, got {tool_reward!r}")
         if tool_reward == "retool" and reward_weights is None:
             reward_weights = {"equivalence": 0.0}  # ReTool pays no solver incentive
-        super().__init__(max_turns=max_turns, render_mode=render_mode, reward_weights=reward_weights, **kw)
+        super().__init__(task, (), max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode,
+                         reward_weights=reward_weights, **task_kwargs)
+        self.tool = self.capability
         self.tool_reward = tool_reward
-        factory = resolve_problem(task, None)
-        knobs, settings = split_kwargs(factory, (), task_kwargs)
-        if "eps" in settings_defaults(factory):
-            settings.setdefault("eps", eps)
-        self.knobs = factory.Knobs.make(**knobs)
-        self.problem = factory(**settings).tool_variant(eps=eps, wrong_penalty=wrong_penalty)
         self.task_name = task if isinstance(task, str) else self.problem.name
-        if not self.problem.solvers:
+        if not self.tool.solvers:
             raise ValueError(f"problem {self.task_name!r} has no solvers: it has no tool mode")
-        fits = tuple(s for s in TOOL_SOLVERS if s in self.problem.solvers)
+        fits = tuple(s for s in TOOL_SOLVERS if s in self.tool.solvers)
         solvers = fits if solvers is None else tuple(solvers)
         bad = [s for s in solvers + ((solver,) if solver else ()) if s not in fits]
         if bad or not solvers:
@@ -210,30 +188,28 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
         if isinstance(limits, dict):
             limits = Limits(**limits)
         self.limits = limits or Limits()
-        self.equivalence_timeout_ms = int(equivalence_timeout_ms)
-        if auxiliary not in ("reject", "exists"):
-            raise ValueError(f"auxiliary must be 'reject' or 'exists', got {auxiliary!r}")
-        self.auxiliary = auxiliary
         self.max_tool_output_chars = int(max_tool_output_chars)
-        self._own_pool = pool
-        self._pool: SandboxPool | None = None
+        self.lease = shared_pool(pool)
         self._problem: Instance | None = None
         self._last_tool: SandboxResult | None = None
         self._tool_calls = 0
-        self.check_reward_weights((*self.problem.components, *self.problem.tool_rewards))
 
     @classmethod
-    def knobs_class(cls) -> type[Knobs]:
-        """The knobs of the default task (another ``task`` has its own problem's)."""
-        return get_problem(_signature_defaults(cls.__init__)["task"]).Knobs
+    def kwargs_defaults(cls, problem: str | Callable[..., Problem] | None = None) -> dict[str, Any]:
+        """Every keyword argument posing ``problem`` (default: the default task) takes."""
+        return super().kwargs_defaults(problem if problem is not None else cls.own_kwargs()["task"])
 
-    @classmethod
-    def kwargs_defaults(cls) -> dict[str, Any]:
-        own = _signature_defaults(cls.__init__)
-        factory = get_problem(own["task"])
-        return {**factory.Knobs.defaults(), **settings_defaults(factory), **own}
+    @property
+    def components(self) -> tuple[str, ...]:
+        return (*self.capability.components, *self.capability.rewards)
 
-    # -- TextEnv hooks ---------------------------------------------------------------------------
+    @property
+    def concurrent_steps(self) -> bool:
+        """Every turn may wait on the sandbox; threads are safe when the posed problem's score is
+        (the equivalence check builds its formulas in a Z3 context per thread)."""
+        return self.problem.thread_safe
+
+    # -- the episode's instance --------------------------------------------------------------------
     def generate(self, rng):
         problem = self.problem.generate(self.knobs, rng)
         problem.mark_validated()  # the problem's generator made it: valid by construction
@@ -294,8 +270,8 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
             self._problem = self._problem_from(self.instance)
         return self._problem
 
-    def prompt(self, instance):
-        return tool_prompt(self.problem, self._problem_of(instance), instance.solver)
+    def first_observation(self, instance):
+        return tool_prompt(self.tool, self._problem_of(instance), instance.solver)
 
     def describe(self, instance):
         return self.problem.describe(self._problem_of(instance))
@@ -305,12 +281,13 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
 
     def reset_info(self, instance):
         info = {"task": instance.task, "solver": instance.solver}
-        info.update(self.problem.reset_info(self.problem_instance()))
+        info.update(self.tool.reset_info(self.problem_instance()))
         return info
 
-    def evaluate(self, text: str) -> Outcome:
+    # -- turns ---------------------------------------------------------------------------------------
+    def respond(self, text: str) -> Outcome:
         calls = tag_sections(text, "tool_call")
-        final = self.problem.final_answer_span(text)
+        final = self.tool.final_answer_span(text)
         if final is not None and all(c.end <= final[0] for c in calls):
             tool_obs = ""
             if calls:  # answered without waiting: the last call still runs, then the answer counts
@@ -318,16 +295,16 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
             return self._finish(text, tool_obs)
         if calls:
             return self._tool_step(calls, final)
-        if self.problem.allows_idk:
+        if self.tool.allows_idk:
             reason = "no <tool_call>...</tool_call> and no final ```answer ...``` or ```idk``` block found"
         else:
-            reason = f"no <tool_call>...</tool_call> and no final answer ({self.problem.answer_hint(self.problem_instance())})"
-        return self.format_failure(reason)
+            reason = f"no <tool_call>...</tool_call> and no final answer ({self.tool.answer_hint(self.problem_instance())})"
+        return self.refuse(reason)
 
-    def format_failure(self, reason: str) -> Outcome:
+    def refuse(self, reason: str) -> Outcome:
         last_turn = self._turn + 1 >= self.max_turns
         obs = (f"Format error: {reason}. Call the tool with <tool_call>code</tool_call> or end with "
-               f"{self.problem.answer_hint(self.problem_instance())}" + (" (or ```idk```)." if self.problem.allows_idk else "."))
+               f"{self.tool.answer_hint(self.problem_instance())}" + (" (or ```idk```)." if self.tool.allows_idk else "."))
         info = {"correct": False, "answer": None, "reason": reason}
         if last_turn:  # the episode ends here: pay what the tool calls earned
             components, extra = self._end_components(self._no_answer())
@@ -336,11 +313,11 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
         return Outcome(self._zero(), False, obs, info, error=reason)
 
     def _no_answer(self) -> dict[str, float]:
-        """The problem's components for an episode that ends without a final answer."""
-        return dict(self.problem.unanswered(self.problem_instance(), "no final answer").components)
+        """The capability's components for an episode that ends without a final answer."""
+        return dict(self.tool.unanswered(self.problem_instance(), "no final answer").components)
 
     def _zero(self) -> dict[str, float]:
-        return dict.fromkeys((*self.problem.components, *self.problem.tool_rewards), 0.0)
+        return dict.fromkeys(self.components, 0.0)
 
     # -- steps -----------------------------------------------------------------------------------
     def _tool_step(self, calls, final) -> Outcome:
@@ -354,9 +331,9 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
         return Outcome(self._zero(), False, obs, info)
 
     def _finish(self, text: str, tool_obs: str) -> Outcome:
-        score = self.problem.score(self.problem_instance(), text)
+        score = self.tool.score(self.problem_instance(), text)
         if not score.answered:
-            out = self.format_failure(score.reason)
+            out = self.refuse(score.reason)
             if tool_obs:
                 out.observation = tool_obs + "\n" + out.observation
             return out
@@ -367,19 +344,10 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
         return Outcome(components, True, obs, info)
 
     def _run_tool(self, code: str) -> str:
-        if self._own_pool is not None:
-            self._pool = self._own_pool
-        elif self._pool is None or self._pool.closed:
-            if self._pool is not None:  # the shared pool was shut down under us: take the new one
-                release_default_pool()
-            self._pool = acquire_default_pool()
-        try:
-            # the next child rehearses the solver this episode asks for (its next program's)
-            solver = self.instance.solver if self.instance is not None else None
-            rehearse = (solver,) if solver in REHEARSABLE else self.problem.rehearse
-            result = self._pool.run(code, self.limits, rehearse=rehearse)
-        except SandboxError as e:  # no sandbox at all: the tool call fails, the episode goes on
-            result = SandboxResult.failure("killed", f"the sandbox is unavailable: {e}")
+        # the next child rehearses the solver this episode asks for (its next program's)
+        solver = self.instance.solver if self.instance is not None else None
+        rehearse = (solver,) if solver in REHEARSABLE else self.tool.rehearse
+        result = self.lease.run(code, self.limits, rehearse=rehearse)  # never raises: no sandbox is a result
         self._last_tool = result
         self._tool_calls += 1
         return self._tool_response(result)
@@ -390,8 +358,8 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
         if r.status not in ("ok", "error"):
             stderr = (stderr + ("\n" if stderr and not stderr.endswith("\n") else "")
                       + f"[sandbox: {r.status}: {r.reason}]")
-        out = _clean(r.stdout.removesuffix("\n"), limit)
-        err = _clean(stderr.removesuffix("\n"), limit)
+        out = clean_text(r.stdout.removesuffix("\n"), limit)
+        err = clean_text(stderr.removesuffix("\n"), limit)
         return f"<tool_response>\nstdout: {out}\nstderr: {err}\n</tool_response>"
 
     @staticmethod
@@ -423,11 +391,11 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
                               " (importing a solver is not using it)"))
         else:
             tool_ok, tool_reason = True, f"the last tool call ran and called {' or '.join(s for s in wanted if r.called(s))}"
-        components = {k: float(answer_components.get(k, 0.0)) for k in self.problem.components}
+        components = {k: float(answer_components.get(k, 0.0)) for k in self.tool.components}
         components["tool"] = REWARD_TOOL if tool_ok else 0.0
         info = {"tool_reward_reason": tool_reason, "tool_calls": self._tool_calls,
                 "last_tool_result": self._tool_summary(r)}
-        if "equivalence" in self.problem.tool_rewards:
+        if "equivalence" in self.tool.rewards:
             verdict = self._equivalence(r)
             components["equivalence"] = REWARD_EQUIVALENCE if verdict.equivalent else 0.0
             info["equivalence"] = verdict.to_dict()
@@ -439,21 +407,16 @@ class SolverToolEnv(ProblemEnvMixin, TextEnv):
         if r.formula is None:
             why = r.formula_error or "the last tool call made no solve/check call"
             return EquivalenceVerdict("no_formula", f"no formula was captured from the last tool call: {why}")
-        truth = self.problem.truth(self.problem_instance())
-        if truth is None:
-            return EquivalenceVerdict("unsupported", f"task {self.task_name!r} has no Boolean ground truth")
-        return check_equivalence(r.formula, truth, timeout_ms=self.equivalence_timeout_ms, auxiliary=self.auxiliary)
+        return self.tool.equivalence(self.problem_instance(), r.formula)
 
     # -- for agents ------------------------------------------------------------------------------
     def gold(self):
-        return self.problem.gold(self.problem_instance())
+        return self.tool.gold(self.problem_instance())
 
     def sample_answer(self, rng) -> str:
-        return self.problem.sample_answer(self.problem_instance(), rng)
+        return self.tool.sample_answer(self.problem_instance(), rng)
 
     def close(self):
-        if self._pool is not None and self._own_pool is None:
-            release_default_pool()
-        self._pool = None
+        self.lease.close()
         super().close()
 

@@ -52,7 +52,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..base import validate_action
+from ..datafiles import write_lines
+from ..text import validate_action
 from .generator import ORInstance
 
 __all__ = [
@@ -314,11 +315,7 @@ def write_instances(path: str | os.PathLike, instances: list[ORInstance]) -> str
     """Write instances one per line, each its canonical JSON (:meth:`Instance.to_json`: sorted keys,
     so a line's sha256 prefix is the instance's ``instance_id``), ``\\n`` endings; return the file's
     sha256."""
-    data = "".join(inst.to_json() + "\n" for inst in instances).encode("utf-8")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return hashlib.sha256(data).hexdigest()
+    return write_lines(path, (inst.to_json() for inst in instances))
 
 
 def convert_benchmark(input_path: str | os.PathLike, out_dir: str | os.PathLike, *,

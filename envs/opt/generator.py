@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..base import Instance
+from ..instance import Instance
 from .families import FAMILIES, FAMILY_KIND, FAMILY_NAMES
 from .families.common import draw_facts
 from .model import SENSES, LinearModel

@@ -4,7 +4,7 @@ solver program out, scored by running the program (SIRL §3.2-3.3).
 The policy answers ``<think>...</think><model>...</model><python>...</python>``; the program runs
 in the sandbox (gurobipy with its size-limited pip licence, OR-Tools, HiGHS), and the objective,
 status and model statistics of its last solve are captured from the solver object
-(:attr:`~solvergym.envs.sandbox.SandboxResult.optimum`), never parsed from its output: a program
+(:attr:`~solvergym.sandbox.SandboxResult.optimum`), never parsed from its output: a program
 that prints the right number without solving earns no ``execution`` or ``accuracy``. The rewards
 are :mod:`.verify`'s (SIRL eq. 6). Unlike the SAT and logic problems, :meth:`ORProblem.score` is
 not pure: it runs a program (bounded by ``limits``), in the process-wide sandbox pool unless a
@@ -15,7 +15,7 @@ Settings: ``stage`` (1: format + execution + accuracy; 2: plus the bonus, SIRL �
 "absolute" 0.01, §3.3), ``format_rule`` ("paper" binary 0.5, or "sirl_code" graded), ``solver``
 (the library the prompt asks for: "gurobipy" as in SIRL, "highspy", "ortools", or None for any),
 ``limits`` (the sandbox's per-program limits; default 10 s wall clock, 2 GiB), ``pool`` (a
-:class:`~solvergym.envs.sandbox.SandboxPool` to use instead of the shared one).
+:class:`~solvergym.sandbox.SandboxPool` to use instead of the shared one).
 """
 from __future__ import annotations
 
@@ -26,18 +26,17 @@ from typing import Any
 import numpy as np
 
 from ..problem import Gold, Knobs, Problem, Verdict
-from ..sandbox import Limits, SandboxError, SandboxPool, SandboxResult, acquire_default_pool, release_default_pool
+from ...sandbox import Limits, SandboxPool, SandboxResult, shared_pool
 from .datasets import as_benchmark_record, record_to_instance
 from .generator import FAMILIES, ORInstance, generate
 from .model import LinearModel
 from .mps import MPSError, read_mps
 from .programs import oracle_program
+from .tool import ANSWER_HINT, OR_SOLVERS, ORTool
 from .verify import FORMAT_RULES, OK_STATUSES, TOLERANCES, advanced, extract_program, format_reward, objective_matches
 
 __all__ = ["ORKnobs", "ORProblem", "OR_SOLVERS", "COMPONENTS", "render_model"]
 
-#: the solver libraries a program may use (and the prompt may ask for)
-OR_SOLVERS = ("gurobipy", "highspy", "ortools")
 #: SIRL eq. 6's terms, in order
 COMPONENTS = ("format", "execution", "accuracy", "bonus")
 #: SIRL §10's weights (the bonus weight is not stated: a setting)
@@ -93,15 +92,9 @@ class ORProblem(Problem):
     instance_cls = ORInstance
     Knobs = ORKnobs
     components = COMPONENTS
-    #: tool mode (``SolverTool-v0(task="or")``): the libraries a sampled prompt may name, SAT-RL's
-    #: ``tool`` reward only (``equivalence`` proves Boolean formulas), no ```idk```
-    solvers = OR_SOLVERS
-    rehearse = OR_SOLVERS
+    tool = ORTool
     #: the score waits on the sandbox; the MPS is read and checked in pure Python
     thread_safe = sandboxed = True
-    tool_rewards = ("tool",)
-    sandbox_solvers_text = "gurobipy (a size-limited licence), highspy (HiGHS) and ortools (OR-Tools)"
-    allows_idk = False
 
     def __init__(self, *, stage: int = 1, bonus_weight: float = 1.0, tolerance: str = "relative",
                  format_rule: str = "paper", solver: str | None = "gurobipy", limits: Limits | None = None,
@@ -119,8 +112,7 @@ class ORProblem(Problem):
         self.stage, self.bonus_weight, self.tolerance = stage, float(bonus_weight), tolerance
         self.format_rule, self.solver = format_rule, solver
         self.limits = DEFAULT_LIMITS if limits is None else limits
-        self._own_pool = pool
-        self._pool: SandboxPool | None = None
+        self.lease = shared_pool(pool)
 
     def set_stage(self, stage: int) -> None:
         """Switch SIRL's reward stage (§3.3): 1 without the bonus, 2 with it (a trainer's schedule:
@@ -157,18 +149,8 @@ class ORProblem(Problem):
                 "tolerance": self.tolerance}
 
     # -- text --------------------------------------------------------------------------------------
-    def statement(self, instance: ORInstance) -> str:
-        return instance.question.strip()
-
     def answer_hint(self, instance: ORInstance) -> str:
-        return "<think>...</think><model>...</model><python>...</python>"
-
-    def final_answer_span(self, text: str) -> tuple[int, int] | None:
-        """Tool mode: the final answer is the last ``<python>...</python>`` section (tool calls
-        are ``<tool_call>`` programs before it)."""
-        end = text.rfind("</python>")
-        start = text.rfind("<python>", 0, end) if end >= 0 else -1
-        return (start, end + len("</python>")) if start >= 0 else None
+        return ANSWER_HINT
 
     def prompt(self, instance: ORInstance) -> str:
         lib = {"gurobipy": "gurobipy (Gurobi's Python API; a size-limited licence: at most 2,000 variables "
@@ -177,7 +159,7 @@ class ORProblem(Problem):
                None: "gurobipy, highspy or OR-Tools"}[self.solver]
         return (
             "Formulate the following problem as an optimisation model and solve it with a solver.\n\n"
-            f"Problem:\n{self.statement(instance)}\n\n"
+            f"Problem:\n{instance.question.strip()}\n\n"
             "Answer in three parts, in this order:\n"
             "<think>your reasoning: the decisions, the objective and every constraint</think>\n"
             "<model>the mathematical model: variables, objective, constraints</model>\n"
@@ -188,27 +170,13 @@ class ORProblem(Problem):
         )
 
     # -- scoring -----------------------------------------------------------------------------------
-    def _sandbox(self) -> SandboxPool:
-        """The pool programs run in: the one given, else the process-wide one (taken anew if it
-        was shut down under us). May raise :class:`SandboxError`."""
-        if self._own_pool is not None:
-            return self._own_pool
-        if self._pool is None or self._pool.closed:
-            if self._pool is not None:
-                release_default_pool()
-            self._pool = acquire_default_pool()
-        return self._pool
-
     def run(self, program: str) -> SandboxResult:
         """Run ``program`` in the sandbox (never raises: an unavailable sandbox is a ``killed`` result)."""
         return self.run_many([program])[0]
 
     def run_many(self, programs: list[str]) -> list[SandboxResult]:
         """Run several programs at once (one per pool slot), results in order; never raises."""
-        try:
-            return self._sandbox().run_many(programs, self.limits, rehearse=self.rehearse)
-        except SandboxError as e:
-            return [SandboxResult.failure("killed", f"the sandbox is unavailable: {e}") for _ in programs]
+        return self.lease.run_many(programs, self.limits, rehearse=OR_SOLVERS)
 
     def score(self, instance: ORInstance, text: str) -> Verdict:
         comps = dict.fromkeys(COMPONENTS, 0.0)
@@ -285,9 +253,7 @@ class ORProblem(Problem):
         return "\n".join(out)
 
     def close(self) -> None:
-        if self._pool is not None and self._own_pool is None:
-            release_default_pool()
-        self._pool = None
+        self.lease.close()
 
     # -- for agents --------------------------------------------------------------------------------
     def gold(self, instance: ORInstance) -> Gold:

@@ -37,7 +37,10 @@ from .model import LinearModel
 __all__ = ["SolveResult", "STATUSES", "solve_highs", "solve_ortools", "solve_gurobi", "reference_solve",
            "objectives_agree", "clean_objective", "hessian_lower"]
 
-STATUSES = ("optimal", "infeasible", "unbounded", "timeout", "error")
+#: what a reference solve reports: a subset of the sandbox's solver-status vocabulary
+#: (:data:`solvergym.sandbox.record.OPTIMUM_STATUSES`), so a program's optimum and the ground truth
+#: speak the same words (``time_limit`` for a solver stopped by its limit)
+STATUSES = ("optimal", "infeasible", "unbounded", "time_limit", "error")
 
 
 @dataclass
@@ -251,7 +254,7 @@ def solve_highs(model: LinearModel | dict, time_limit_s: float = 10.0) -> SolveR
             if relaxed == M.kInfeasible:
                 return result("infeasible", reason="the LP relaxation is infeasible")
             if relaxed in (M.kTimeLimit, M.kIterationLimit):
-                return result("timeout", reason=f"HiGHS stopped on {h.modelStatusToString(relaxed)}")
+                return result("time_limit", reason=f"HiGHS stopped on {h.modelStatusToString(relaxed)}")
             return result("unbounded", reason="HiGHS: infeasible or unbounded, relaxation "
                                               f"{h.modelStatusToString(relaxed)}")
         if ms == M.kOptimal:
@@ -266,7 +269,7 @@ def solve_highs(model: LinearModel | dict, time_limit_s: float = 10.0) -> SolveR
         if ms == M.kUnboundedOrInfeasible:
             return result("unbounded", reason="HiGHS: infeasible or unbounded")
         if ms in (M.kTimeLimit, M.kIterationLimit, M.kSolutionLimit, M.kInterrupt, M.kHighsInterrupt):
-            return result("timeout", reason=f"HiGHS stopped on {h.modelStatusToString(ms)}")
+            return result("time_limit", reason=f"HiGHS stopped on {h.modelStatusToString(ms)}")
         return result("error", reason=f"HiGHS model status {h.modelStatusToString(ms)}")
     except Exception as e:  # a solver failure is a verdict, never an exception
         return result("error", reason=f"HiGHS raised {type(e).__name__}: {e}")
@@ -351,7 +354,7 @@ def solve_ortools(model: LinearModel | dict, time_limit_s: float = 10.0) -> Solv
         if st == S.UNBOUNDED:
             return result("unbounded")
         if st in (S.FEASIBLE, S.NOT_SOLVED):
-            return result("timeout", reason=f"{backend} stopped before proving optimality (status {st})")
+            return result("time_limit", reason=f"{backend} stopped before proving optimality (status {st})")
         return result("error", reason=f"{backend} returned status {st} (abnormal or invalid model)")
     except Exception as e:  # a solver failure is a verdict, never an exception
         return result("error", reason=f"OR-Tools raised {type(e).__name__}: {e}")
@@ -454,7 +457,7 @@ def solve_gurobi(model: LinearModel | dict, time_limit_s: float = 10.0) -> Solve
         if st == GRB.INF_OR_UNBD:
             return result("unbounded", reason="gurobi: infeasible or unbounded")
         if st in (GRB.TIME_LIMIT, GRB.ITERATION_LIMIT, GRB.NODE_LIMIT, GRB.SOLUTION_LIMIT, GRB.INTERRUPTED):
-            return result("timeout", reason=f"gurobi stopped with status {st}")
+            return result("time_limit", reason=f"gurobi stopped with status {st}")
         return result("error", reason=f"gurobi status {st} (suboptimal, numeric trouble or similar)")
     except gp.GurobiError as e:
         return result("error", reason=f"GurobiError {getattr(e, 'errno', '?')}: {e}")
@@ -471,8 +474,8 @@ def reference_solve(model: LinearModel | dict, time_limit_s: float = 10.0) -> So
 
     HiGHS and OR-Tools for a linear model, HiGHS and gurobipy for a quadratic one. Both must
     report the same status and, when optimal, objectives within ``1e-6 * (1 + |b|)``; otherwise
-    the result is ``"error"`` with a reason naming the disagreement. A timeout of either is
-    ``"timeout"`` (its own status: or-modelling.md §1.4), a solver error is ``"error"``. The
+    the result is ``"error"`` with a reason naming the disagreement. A time limit hit by either is
+    ``"time_limit"`` (its own status: or-modelling.md §1.4), a solver error is ``"error"``. The
     returned objective is HiGHS's, cleaned by :func:`clean_objective`; ``values`` is HiGHS's
     solution. Each solver gets the full ``time_limit_s``.
     """
@@ -487,8 +490,8 @@ def reference_solve(model: LinearModel | dict, time_limit_s: float = 10.0) -> So
 
     said = f"{first.solver}: {first.status}{' (' + first.reason + ')' if first.reason else ''}; " \
            f"{second.solver}: {second.status}{' (' + second.reason + ')' if second.reason else ''}"
-    if "timeout" in (first.status, second.status):
-        return verdict("timeout", reason=said)
+    if "time_limit" in (first.status, second.status):
+        return verdict("time_limit", reason=said)
     if "error" in (first.status, second.status):
         return verdict("error", reason=said)
     if first.status != second.status:

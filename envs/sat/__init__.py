@@ -2,9 +2,10 @@
 
 ``cnf`` (naming and parsing, model counts, CDCL labels, assignment and DRUP checks), ``generator``
 (SAT_Construction, planted instances, D(n,k,l)), ``decision`` (certified SAT/UNSAT instances told
-as scenarios by ``render``), ``verify`` (SATURN and SAT-RL rewards), ``prompts``, ``env`` (the two
-envs), ``curriculum`` (SATURN Algorithm 1), ``datasets`` (SATURN JSONL in and out, SATURN-2.6k,
-SAT-Bench).
+as scenarios by ``render``), ``verify`` (SATURN and SAT-RL rewards), ``prompts``, ``problem``
+(the ``sat`` and ``sat-bench`` problems), ``tool`` (their tool mode), ``truth`` (their ground
+truth for the ``equivalence`` reward), ``programs`` (ground-truth solver programs), ``datasets``
+(SATURN JSONL in and out, SATURN-2.6k, SAT-Bench).
 """
 from .cnf import check_drup, count_models, first_violated
 from .datasets import (

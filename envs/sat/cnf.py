@@ -144,7 +144,8 @@ def count_models(
     if k <= 12:
         return _count_by_enumeration(clauses, k), True
     if k <= ENUMERATION_MAX_K:
-        # ~2 ns per (assignment, clause) for enumeration vs ~30 us per model for CDCL, measured here
+        # a CDCL budget worth the enumeration's time: ~2 ns per (assignment, clause) against ~30 us
+        # per CDCL model
         budget = max(16, (len(clauses) << k) // 15_000)
         count, exact = _count_by_cdcl(clauses, k, budget)
         return (count, True) if exact else (_count_by_enumeration(clauses, k), True)

@@ -20,15 +20,15 @@ chance that a random assignment succeeds, next to SATURN's own fields (and promp
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
+from ..datafiles import stream_rng, write_jsonl
 from .cnf import count_models, formula_key, parse_clauses
 from .decision import DecisionInstance, decision_instance
 from .generator import SATInstance, sat_construction
@@ -45,7 +45,6 @@ __all__ = [
     "build_saturn_2_6k",
     "build_sat_bench",
     "load_sat_bench_jsonl",
-    "write_jsonl",
 ]
 
 #: SATURN's released training levels and sizes (``data/train/Train_prompt_<n>_<k>_<l>_<N>``).
@@ -124,19 +123,6 @@ def _read_jsonl(path: str | os.PathLike, parse) -> list:
     return out
 
 
-def write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> str:
-    """Write records one per line (fixed key order, ``\\n`` endings); return the file's sha256."""
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return hashlib.sha256(data).hexdigest()
-
-
-def _level_rng(seed: int, *parts: int) -> np.random.Generator:
-    # One independent stream per (level, split): a file does not depend on which others were built.
-    return np.random.default_rng(np.random.SeedSequence([seed, *parts]))
-
-
 def build_saturn_2_6k(
     out: str | os.PathLike,
     *,
@@ -161,12 +147,12 @@ def build_saturn_2_6k(
         bar.set_postfix_str(f"({n},{k},{l})")
         if split == "train":
             # train and same-level test drawn together, so they are distinct formulas
-            insts = sat_construction(n, k, l, size + SATURN_TEST_PER_TRAIN_LEVEL, _level_rng(seed, 0, n, k, l),
+            insts = sat_construction(n, k, l, size + SATURN_TEST_PER_TRAIN_LEVEL, stream_rng(seed, 0, n, k, l),
                                      max_chance_success=max_chance_success)
             train += insts[:size]
             test += insts[size:]
         else:
-            insts = sat_construction(n, k, l, size, _level_rng(seed, 1, n, k, l),
+            insts = sat_construction(n, k, l, size, stream_rng(seed, 1, n, k, l),
                                      max_chance_success=max_chance_success)
             name = f"test_levels/n{n}_k{k}_length{l}_sample{size}.jsonl"
             files[name] = {"count": size, "level": [n, k, l],
@@ -218,7 +204,7 @@ def build_sat_bench(
     files = {}
     seen: set = set()
     for split_code, (split, size) in enumerate((("train", n_train), ("test", n_test))):
-        rng = _level_rng(seed, 2, split_code)
+        rng = stream_rng(seed, 2, split_code)
         n_sat = round(sat_ratio * size)
         labels = np.array([True] * n_sat + [False] * (size - n_sat))[rng.permutation(size)]
         records = []

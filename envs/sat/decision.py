@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..base import Instance
+from ..instance import Instance
 from .cnf import LABEL_SOLVER, as_rng, check_drup, solve_cnf
 from .render import render, variable_names
 

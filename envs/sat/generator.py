@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..base import Instance
+from ..instance import Instance
 from .cnf import DEFAULT_MODEL_LIMIT, as_rng, count_models, first_violated, format_clauses, formula_key
 
 __all__ = [

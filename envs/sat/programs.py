@@ -6,7 +6,7 @@ programs of the SFT warm-up data, §3.3). Each prints ``sat`` or ``unsat`` on it
 when asked for a model, the assignment as a bit string (variables in the order given) on the
 second. Variable names are Python identifiers derived from the instance's names
 (``x(2,1,1)`` -> ``x_2_1_1``), which is also the name the solver sees, so the equivalence check
-aligns them (rule 2 of :mod:`solvergym.envs.sat.equivalence`).
+aligns them (rule 2 of :mod:`solvergym.envs.sat.truth`).
 """
 from __future__ import annotations
 

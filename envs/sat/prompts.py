@@ -1,6 +1,6 @@
 """The prompts of ``SolverSAT-v0`` (SATURN) and ``SolverSATBench-v0`` (SAT-Bench-style decision).
 
-Text only: an instance in, the observation out, byte for byte what the envs have always shown
+Text only: an instance in, the observation out, byte for byte the same for the same instance
 (and, for SATURN at k <= 26, what SATURN's released data files hold).
 """
 from __future__ import annotations

@@ -14,11 +14,10 @@ solver's DRUP proof by reverse unit propagation, independently of the solver tha
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..parsing import DECISION_WORDS, final_answer_block, last_boxed
+from ..problem import Verdict
 from .cnf import clause_masks, first_violated
 
 __all__ = [
@@ -64,17 +63,6 @@ def satisfies_batch(clauses: list[list[int]], assignments: np.ndarray) -> np.nda
     mask, neg = clause_masks(clauses)
     a = np.asarray(assignments, dtype=np.int64)
     return ((a[:, None] & mask[None, :]) != neg[None, :]).all(axis=1)
-
-
-@dataclass
-class Verdict:
-    """The outcome of checking one answer: reward components plus why."""
-
-    components: dict[str, float]
-    answered: bool  # an answer in the required format was found
-    correct: bool
-    reason: str
-    answer: str | None = None
 
 
 def saturn_reward(text: str, clauses: list[list[int]], k: int) -> Verdict:

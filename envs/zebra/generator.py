@@ -35,12 +35,11 @@ uniqueness test is one solver call under assumptions. Pure and seeded: the env's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from pysat.solvers import Solver
 
-from ..base import Instance
+from ..instance import Instance
 from ..logic_steps.rand import Draws
 
 __all__ = [
@@ -423,7 +422,3 @@ def puzzle_text(instance: ZebraInstance) -> str:
     lines.append("Clues:")
     lines += [f"{i}. {c}" for i, c in enumerate(instance.clues, 1)]
     return "\n".join(lines)
-
-
-def size_of(instance: Any) -> tuple[int, int]:
-    return instance.n_houses, len(instance.attributes)

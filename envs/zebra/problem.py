@@ -1,5 +1,6 @@
 """The ``zebra`` problem: Zebra puzzles with Spring's step-verified process reward (Spring §4,
-App. E.1), the trace mode of ``SolverZebra-v0`` (the env and its step mode: :mod:`.env`).
+App. E.1), the trace mode of ``SolverZebra-v0`` (its step mode: :class:`~solvergym.envs.modes.step.StepEnv` over Spring's ``steps`` capability,
+:class:`~..logic_steps.steps.SpringSteps`).
 
 Rewards and settings are those of :class:`~..logic_steps.problem.StepProblem`. Difficulty:
 ``n_houses`` x ``n_attributes`` (any size of Spring Table 5, 2x2 ... 6x6, and more up to 6 houses

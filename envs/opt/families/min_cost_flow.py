@@ -88,11 +88,6 @@ def draw(rng: np.random.Generator, size: int, integer_vars: bool) -> dict:
             "cost": cost, "witness": [flow[a] for a in arcs], "integer": bool(integer_vars), "side": []}
 
 
-def _arc_name(data: dict, k: int) -> str:
-    a, b = data["arcs"][k]
-    return f"{a} to {b}"
-
-
 def side(rng: np.random.Generator, data: dict) -> dict | None:
     used = {(s["kind"], s.get("src"), s.get("dst"), s.get("hub")) for s in data["side"]}
     touched = {(s.get("src"), s.get("dst")) for s in data["side"]}

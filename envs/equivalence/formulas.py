@@ -1,10 +1,6 @@
-"""The logic-equivalence reward of SAT-RL §3.4: is the formula a program handed its solver the
-ground truth?
+"""Captured formulas as Z3 expressions: the five solver families' formula kinds, bounded.
 
-SAT-RL: "Suppose the ground-truth and proposed CNF formulas have aligned variables ... We verify
-the equivalence F_truth <-> F_pred using Z3 to check whether (F_pred & !F_truth) | (!F_pred &
-F_truth) is unsatisfiable." This module does exactly that for a formula captured by the sandbox
-(:mod:`solvergym.envs.sandbox.instrument`) from any of the five solvers:
+The sandbox captures the formula a program handed its solver (``solvergym.sandbox``'s capture):
 
 - ``smt2`` (z3 ``Solver``/``Optimize`` assertions, pysmt assertions): parsed by Z3;
 - ``cnf`` (python-sat clauses, native at-most-k constraints, assumptions as units), variables
@@ -15,59 +11,26 @@ F_truth) is unsatisfiable." This module does exactly that for a formula captured
 - ``sympy`` (the argument of ``satisfiable``): And, Or, Not, Implies, Equivalent, Xor, ITE, Nand,
   Nor, Xnor over symbols.
 
-**Alignment** (how a program's variable names meet the instance's), in this order:
-
-1. the instance's own name (``x(2,1,1)`` for SAT-Bench, ``A``/``B``/``A1`` for SATURN);
-2. the same indices written differently: ``x_2_1_1``, ``x(2, 1, 1)``, ``x[2][1][1]``,
-   ``X_2_1_1``, ``x2_1_1``, a tuple ``('x', 2, 1, 1)``: an ``x`` followed by exactly as many
-   integers as the instance has dimensions, separated by ``_ , ( ) [ ]``, quotes or spaces;
-3. the mapping's sentence for the variable (``Clara runs an experiment on dark matter in the
-   field``; case and spacing ignored);
-4. a DIMACS index: a name that is a positive integer (python-sat without names), or ``x<n>`` /
-   ``v<n>`` / ``x_<n>`` for SATURN's instances (1-based, the order of the answer string).
-
-A name that aligns with nothing makes the check fail with that name in the reason (SAT-RL's
-F_pred has "aligned variables"; an extra variable would be existentially quantified in the
-program's intent, and the paper's check does not quantify). ``auxiliary="exists"`` is the
-option that does: unaligned variables are then read as ``exists aux. F_pred``. Two program
-variables aligning with one instance variable is a failure too (merging them could make a wrong
-program right). An integer variable aligned with a Boolean one reads 1 as true and 0 as false.
-
-Every failure is a verdict with a reason, never an exception. The whole check is bounded: a
-formula over :data:`MAX_NODES` nodes or :data:`MAX_DEPTH` levels (estimated before anything is
-built: parentheses of the SMT-LIB2 text outside quoted symbols, literals of a CNF or CP-SAT
-model, nodes of a sympy tree) is ``too_large``; parsing, the walk that collects its variables
-and the Z3 call all share ``timeout_ms`` (past it: ``timeout``). A captured formula is the
-program's, hostile like everything it writes: a million nested ``Not`` took 20 s in the Python
-walk alone before the bound.
+A captured formula is the program's, hostile like everything it writes, so reading it is
+bounded: a formula over :data:`MAX_NODES` nodes or :data:`MAX_DEPTH` levels (estimated by
+:func:`formula_size` before anything is built: parentheses of the SMT-LIB2 text outside quoted
+symbols, literals of a CNF or CP-SAT model, nodes of a sympy tree) raises :class:`FormulaTooLarge`,
+and every Python walk checks a shared :class:`Deadline` (without the bounds, a formula of a
+million nested ``Not`` keeps the walk alone busy for seconds). Z3 contexts are one per thread
+(they are not thread-safe).
 """
 from __future__ import annotations
 
 import re
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from .cnf import var_name
+__all__ = ["formula_to_z3", "formula_size", "z3_context", "FormulaError", "FormulaTooLarge", "Deadline",
+           "OutOfTime", "MAX_NODES", "MAX_DEPTH", "MAX_FORMULA_CHARS"]
 
-__all__ = [
-    "Truth",
-    "EquivalenceVerdict",
-    "check_equivalence",
-    "formula_to_z3",
-    "FormulaError",
-    "FormulaTooLarge",
-    "formula_size",
-    "MAX_NODES",
-    "MAX_DEPTH",
-    "decision_truth",
-    "saturn_truth",
-]
-
-DEFAULT_TIMEOUT_MS = 5000
 MAX_FORMULA_CHARS = 8 << 20
 #: the largest formula checked: the SAT-Bench and SATURN formulas an honest program hands its
 #: solver have at most a few thousand nodes; Z3's Python walk costs ~20-30 us a node
@@ -83,11 +46,11 @@ class FormulaTooLarge(FormulaError):
     """A captured formula over :data:`MAX_NODES` or :data:`MAX_DEPTH`."""
 
 
-class _OutOfTime(Exception):
-    pass
+class OutOfTime(Exception):
+    """The check's time budget ran out."""
 
 
-class _Deadline:
+class Deadline:
     """The time budget of one check, shared by parsing, the Python walks and Z3."""
 
     def __init__(self, timeout_ms: float | None):
@@ -95,117 +58,21 @@ class _Deadline:
 
     def check(self) -> None:
         if self.end is not None and time.perf_counter() > self.end:
-            raise _OutOfTime()
+            raise OutOfTime()
 
     def left_ms(self) -> int:
         if self.end is None:
             return 0  # Z3: no timeout
         left = int(1000 * (self.end - time.perf_counter()))
         if left <= 0:
-            raise _OutOfTime()
+            raise OutOfTime()
         return left
 
 
-@dataclass
-class Truth:
-    """A ground-truth CNF over DIMACS variables ``1..len(names)`` and how program names align.
-
-    ``align(name)`` returns the canonical name (an element of ``names``) or ``None``.
-    """
-
-    clauses: list[list[int]]
-    names: list[str]
-    align: Callable[[str], str | None]
-
-
-@dataclass
-class EquivalenceVerdict:
-    """``status``: ``equivalent``, ``not_equivalent``, ``no_formula``, ``unaligned``,
-    ``unsupported``, ``too_large``, ``timeout`` or ``error``; ``equivalent`` is True only for the
-    first."""
-
-    status: str
-    reason: str
-    aligned: dict[str, str] = field(default_factory=dict)
-    counterexample: dict[str, bool] | None = None
-    solver: str | None = None
-
-    @property
-    def equivalent(self) -> bool:
-        return self.status == "equivalent"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"equivalent": self.equivalent, "status": self.status, "reason": self.reason,
-                "aligned": dict(self.aligned), "counterexample": self.counterexample, "solver": self.solver}
-
-
-# ----------------------------------------------------------------------------- alignment
-_SEPARATORS = set("_,()[] '\"\t")
-_INT = re.compile(r"\d+")
-_SPACES = re.compile(r"\s+")
-
-
-def _normal_sentence(text: str) -> str:
-    return _SPACES.sub(" ", text.strip().lower()).rstrip(".")
-
-
-def decision_truth(instance) -> Truth:
-    """The truth of a :class:`~solvergym.envs.sat.decision.DecisionInstance` (SAT-Bench)."""
-    names = list(instance.variables)
-    dims = list(instance.dims)
-    canonical = set(names)
-    by_sentence = {_normal_sentence(v): k for k, v in instance.mapping.items()}
-
-    def align(name: str) -> str | None:
-        name = str(name).strip()
-        if name in canonical:
-            return name
-        low = name.lower()
-        stem = low.lstrip("('\"[ ")
-        if stem.startswith("x"):
-            rest = stem[1:]
-            nums = _INT.findall(rest)
-            if len(nums) == len(dims) and set(_INT.sub("", rest)) <= _SEPARATORS:
-                idx = [int(n) for n in nums]
-                if all(0 <= i < d for i, d in zip(idx, dims)):
-                    return "x(" + ",".join(map(str, idx)) + ")"
-        hit = by_sentence.get(_normal_sentence(name))
-        if hit is not None:
-            return hit
-        if name.isdigit() and 1 <= int(name) <= len(names):
-            return names[int(name) - 1]
-        return None
-
-    return Truth([list(c) for c in instance.clauses], names, align)
-
-
-_SATURN_INDEX = re.compile(r"^(?:x|v)_?(\d+)$", re.IGNORECASE)
-
-
-def saturn_truth(instance) -> Truth:
-    """The truth of a SATURN :class:`~solvergym.envs.sat.generator.SATInstance`: letters
-    ``A``..``Z``, ``A1``.. (SATURN's names), or 1-based indices ``x3``/``v3``/``x_3``/``3``."""
-    names = [var_name(i) for i in range(instance.k)]
-    canonical = set(names)
-
-    def align(name: str) -> str | None:
-        name = str(name).strip()
-        if name in canonical:
-            return name
-        m = _SATURN_INDEX.match(name)
-        if m is not None or name.isdigit():
-            i = int(m.group(1) if m is not None else name)
-            return names[i - 1] if 1 <= i <= len(names) else None
-        return None
-
-    return Truth([list(c) for c in instance.clauses], names, align)
-
-
-# ----------------------------------------------------------------------------- z3 helpers
 _local = threading.local()
 
 
-def _context():
+def z3_context():
     """One Z3 context per thread: Z3 contexts are not thread-safe, and making one costs ~10 ms."""
     import z3  # lazy: z3 (~50 ms to import) loads only when a formula is checked
 
@@ -215,7 +82,7 @@ def _context():
     return ctx
 
 
-def _constants(expr, deadline: _Deadline | None = None) -> dict[str, Any]:
+def _constants(expr, deadline: Deadline | None = None) -> dict[str, Any]:
     """The uninterpreted constants of ``expr`` by name (raises for functions of arity > 0)."""
     import z3  # lazy: z3 (~50 ms to import) loads only when a formula is checked
 
@@ -251,12 +118,12 @@ def _constants(expr, deadline: _Deadline | None = None) -> dict[str, Any]:
     return out
 
 
-def formula_to_z3(formula: dict, ctx=None, *, deadline: _Deadline | None = None):
+def formula_to_z3(formula: dict, ctx=None, *, deadline: Deadline | None = None):
     """A captured formula -> ``(z3 BoolRef, {program name: z3 constant})``; :class:`FormulaError`
     when it cannot be read (:class:`FormulaTooLarge` past the caps)."""
     import z3  # lazy: z3 (~50 ms to import) loads only when a formula is checked
 
-    ctx = ctx or _context()
+    ctx = ctx or z3_context()
     if not isinstance(formula, dict):
         raise FormulaError("no formula")
     kind = formula.get("kind")
@@ -489,94 +356,3 @@ def _sympy_to_z3(node, ctx, count):
             parity = z3.Xor(parity, a)
         return parity if op == "Xor" else z3.Not(parity)
     raise FormulaError(f"sympy operator {op!r} with {len(args)} arguments is not supported")
-
-
-# ----------------------------------------------------------------------------- the check
-def check_equivalence(formula: dict | None, truth: Truth, *, timeout_ms: int = DEFAULT_TIMEOUT_MS,
-                      auxiliary: str = "reject") -> EquivalenceVerdict:
-    """SAT-RL §3.4: ``F_truth <-> F_pred`` iff ``(F_pred & !F_truth) | (!F_pred & F_truth)`` is
-    unsatisfiable (Z3, at most ``timeout_ms``). See the module docstring for alignment."""
-    if auxiliary not in ("reject", "exists"):
-        raise ValueError(f"auxiliary must be 'reject' or 'exists', got {auxiliary!r}")
-    solver_name = formula.get("solver") if isinstance(formula, dict) else None
-    if not formula:
-        return EquivalenceVerdict("no_formula", "no formula was captured: the program made no solve/check call")
-    deadline = _Deadline(timeout_ms if timeout_ms and timeout_ms > 0 else None)
-    try:
-        return _check(formula, truth, deadline, auxiliary, solver_name)
-    except _OutOfTime:
-        return EquivalenceVerdict("timeout", f"the equivalence check ran out of its {timeout_ms} ms",
-                                  solver=solver_name)
-    except FormulaTooLarge as e:
-        return EquivalenceVerdict("too_large", str(e), solver=solver_name)
-    except FormulaError as e:
-        return EquivalenceVerdict("unsupported", str(e), solver=solver_name)
-    except Exception as e:  # the check must never take the env down
-        return EquivalenceVerdict("error", f"equivalence check failed: {type(e).__name__}: {str(e)[:200]}",
-                                  solver=solver_name)
-
-
-def _check(formula, truth: Truth, deadline: _Deadline, auxiliary, solver_name) -> EquivalenceVerdict:
-    import z3  # lazy: z3 (~50 ms to import) loads only when a formula is checked
-
-    ctx = _context()
-    pred, consts = formula_to_z3(formula, ctx, deadline=deadline)
-    truth_vars = {n: z3.Bool(n, ctx) for n in truth.names}
-    aligned: dict[str, str] = {}
-    unaligned: list[str] = []
-    by_canonical: dict[str, str] = {}
-    subst = []
-    for name, const in sorted(consts.items()):
-        canon = truth.align(name)
-        if canon is None or canon not in truth_vars:
-            unaligned.append(name)
-            continue
-        if canon in by_canonical:
-            return EquivalenceVerdict(
-                "unaligned", f"program variables {by_canonical[canon]!r} and {name!r} both align with {canon}",
-                solver=solver_name)
-        by_canonical[canon] = name
-        aligned[name] = canon
-        target = truth_vars[canon]
-        if z3.is_bool(const):
-            subst.append((const, target))
-        elif z3.is_int(const):
-            subst.append((const, z3.If(target, z3.IntVal(1, ctx), z3.IntVal(0, ctx))))
-        else:
-            return EquivalenceVerdict("unsupported", f"variable {name!r} of sort {const.sort()} cannot stand for "
-                                      f"the Boolean {canon}", aligned, solver=solver_name)
-    if unaligned and auxiliary == "reject":
-        shown = ", ".join(repr(u) for u in unaligned[:8]) + (" ..." if len(unaligned) > 8 else "")
-        return EquivalenceVerdict(
-            "unaligned", f"{len(unaligned)} program variable(s) align with no instance variable: {shown}",
-            aligned, solver=solver_name)
-    # Z3 refuses to substitute a constant by itself; identical names need no substitution
-    subst = [(a, b) for a, b in subst if not a.eq(b)]
-    pred = z3.substitute(pred, *subst) if subst else pred
-    if unaligned:
-        pred = z3.Exists([consts[u] for u in unaligned], pred)
-    clauses = [z3.Or([truth_vars[truth.names[abs(x) - 1]] if x > 0 else z3.Not(truth_vars[truth.names[abs(x) - 1]])
-                      for x in c], ctx) for c in truth.clauses]
-    ftruth = z3.And(clauses, ctx) if clauses else z3.BoolVal(True, ctx)
-    s = z3.Solver(ctx=ctx)
-    budget = deadline.left_ms()
-    if budget:
-        s.set("timeout", budget)
-    s.add(z3.Or(z3.And(pred, z3.Not(ftruth)), z3.And(z3.Not(pred), ftruth)))
-    r = s.check()
-    if r == z3.unsat:
-        return EquivalenceVerdict("equivalent", "F_pred <-> F_truth: (F_pred & !F_truth) | (!F_pred & F_truth) "
-                                  "is unsatisfiable", aligned, solver=solver_name)
-    if r == z3.sat:
-        m = s.model()
-        cex = {n: bool(z3.is_true(m.eval(v, model_completion=True))) for n, v in truth_vars.items()}
-        truth_holds = bool(z3.is_true(m.eval(ftruth, model_completion=True)))
-        used = sorted({abs(x) for c in truth.clauses for x in c} | {
-            truth.names.index(c) + 1 for c in aligned.values()})
-        shown = ", ".join(f"{truth.names[i - 1]}={int(cex[truth.names[i - 1]])}" for i in used)
-        side = "satisfies the ground truth but not the program's formula" if truth_holds else \
-            "satisfies the program's formula but not the ground truth"
-        return EquivalenceVerdict("not_equivalent", f"not equivalent: the assignment {shown} {side}",
-                                  aligned, cex, solver=solver_name)
-    return EquivalenceVerdict("timeout", f"Z3 could not decide equivalence within {budget} ms "
-                              f"({s.reason_unknown()})", aligned, solver=solver_name)

@@ -1,0 +1,153 @@
+"""SAT-RL §3.4's logic-equivalence check: is the formula a program handed its solver the ground truth?
+
+SAT-RL: "Suppose the ground-truth and proposed CNF formulas have aligned variables ... We verify
+the equivalence F_truth <-> F_pred using Z3 to check whether (F_pred & !F_truth) | (!F_pred &
+F_truth) is unsatisfiable." :func:`check_equivalence` does exactly that for a captured formula
+(:mod:`.formulas`) against a :class:`Truth`: the ground-truth CNF and how a program's variable
+names align with it (each family says how: ``solvergym.envs.sat.truth``).
+
+A name that aligns with nothing makes the check fail with that name in the reason (SAT-RL's
+F_pred has "aligned variables"; an extra variable would be existentially quantified in the
+program's intent, and the paper's check does not quantify). ``auxiliary="exists"`` is the
+option that does: unaligned variables are then read as ``exists aux. F_pred``. Two program
+variables aligning with one instance variable is a failure too (merging them could make a wrong
+program right). An integer variable aligned with a Boolean one reads 1 as true and 0 as false.
+
+Every failure is a verdict with a reason, never an exception. Parsing, the walk that collects
+the formula's variables and the Z3 call share ``timeout_ms`` (past it: ``timeout``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .formulas import Deadline, FormulaError, FormulaTooLarge, OutOfTime, formula_to_z3, z3_context
+
+__all__ = ["Truth", "EquivalenceVerdict", "check_equivalence", "DEFAULT_TIMEOUT_MS", "AUXILIARY"]
+
+DEFAULT_TIMEOUT_MS = 5000
+#: how a program variable that aligns with no instance variable is read (module docstring)
+AUXILIARY = ("reject", "exists")
+
+
+@dataclass
+class Truth:
+    """A ground-truth CNF over DIMACS variables ``1..len(names)`` and how program names align.
+
+    ``align(name)`` returns the canonical name (an element of ``names``) or ``None``.
+    """
+
+    clauses: list[list[int]]
+    names: list[str]
+    align: Callable[[str], str | None]
+
+
+@dataclass
+class EquivalenceVerdict:
+    """``status``: ``equivalent``, ``not_equivalent``, ``no_formula``, ``unaligned``,
+    ``unsupported``, ``too_large``, ``timeout`` or ``error``; ``equivalent`` is True only for the
+    first."""
+
+    status: str
+    reason: str
+    aligned: dict[str, str] = field(default_factory=dict)
+    counterexample: dict[str, bool] | None = None
+    solver: str | None = None
+
+    @property
+    def equivalent(self) -> bool:
+        return self.status == "equivalent"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"equivalent": self.equivalent, "status": self.status, "reason": self.reason,
+                "aligned": dict(self.aligned), "counterexample": self.counterexample, "solver": self.solver}
+
+
+def check_equivalence(formula: dict | None, truth: Truth, *, timeout_ms: int = DEFAULT_TIMEOUT_MS,
+                      auxiliary: str = "reject") -> EquivalenceVerdict:
+    """SAT-RL §3.4: ``F_truth <-> F_pred`` iff ``(F_pred & !F_truth) | (!F_pred & F_truth)`` is
+    unsatisfiable (Z3, at most ``timeout_ms``). See the module docstring for alignment."""
+    if auxiliary not in AUXILIARY:
+        raise ValueError(f"auxiliary must be 'reject' or 'exists', got {auxiliary!r}")
+    solver_name = formula.get("solver") if isinstance(formula, dict) else None
+    if not formula:
+        return EquivalenceVerdict("no_formula", "no formula was captured: the program made no solve/check call")
+    deadline = Deadline(timeout_ms if timeout_ms and timeout_ms > 0 else None)
+    try:
+        return _check(formula, truth, deadline, auxiliary, solver_name)
+    except OutOfTime:
+        return EquivalenceVerdict("timeout", f"the equivalence check ran out of its {timeout_ms} ms",
+                                  solver=solver_name)
+    except FormulaTooLarge as e:
+        return EquivalenceVerdict("too_large", str(e), solver=solver_name)
+    except FormulaError as e:
+        return EquivalenceVerdict("unsupported", str(e), solver=solver_name)
+    except Exception as e:  # the check must never take the env down
+        return EquivalenceVerdict("error", f"equivalence check failed: {type(e).__name__}: {str(e)[:200]}",
+                                  solver=solver_name)
+
+
+def _check(formula, truth: Truth, deadline: Deadline, auxiliary, solver_name) -> EquivalenceVerdict:
+    import z3  # lazy: z3 (~50 ms to import) loads only when a formula is checked
+
+    ctx = z3_context()
+    pred, consts = formula_to_z3(formula, ctx, deadline=deadline)
+    truth_vars = {n: z3.Bool(n, ctx) for n in truth.names}
+    aligned: dict[str, str] = {}
+    unaligned: list[str] = []
+    by_canonical: dict[str, str] = {}
+    subst = []
+    for name, const in sorted(consts.items()):
+        canon = truth.align(name)
+        if canon is None or canon not in truth_vars:
+            unaligned.append(name)
+            continue
+        if canon in by_canonical:
+            return EquivalenceVerdict(
+                "unaligned", f"program variables {by_canonical[canon]!r} and {name!r} both align with {canon}",
+                solver=solver_name)
+        by_canonical[canon] = name
+        aligned[name] = canon
+        target = truth_vars[canon]
+        if z3.is_bool(const):
+            subst.append((const, target))
+        elif z3.is_int(const):
+            subst.append((const, z3.If(target, z3.IntVal(1, ctx), z3.IntVal(0, ctx))))
+        else:
+            return EquivalenceVerdict("unsupported", f"variable {name!r} of sort {const.sort()} cannot stand for "
+                                      f"the Boolean {canon}", aligned, solver=solver_name)
+    if unaligned and auxiliary == "reject":
+        shown = ", ".join(repr(u) for u in unaligned[:8]) + (" ..." if len(unaligned) > 8 else "")
+        return EquivalenceVerdict(
+            "unaligned", f"{len(unaligned)} program variable(s) align with no instance variable: {shown}",
+            aligned, solver=solver_name)
+    # Z3 refuses to substitute a constant by itself; identical names need no substitution
+    subst = [(a, b) for a, b in subst if not a.eq(b)]
+    pred = z3.substitute(pred, *subst) if subst else pred
+    if unaligned:
+        pred = z3.Exists([consts[u] for u in unaligned], pred)
+    clauses = [z3.Or([truth_vars[truth.names[abs(x) - 1]] if x > 0 else z3.Not(truth_vars[truth.names[abs(x) - 1]])
+                      for x in c], ctx) for c in truth.clauses]
+    ftruth = z3.And(clauses, ctx) if clauses else z3.BoolVal(True, ctx)
+    s = z3.Solver(ctx=ctx)
+    budget = deadline.left_ms()
+    if budget:
+        s.set("timeout", budget)
+    s.add(z3.Or(z3.And(pred, z3.Not(ftruth)), z3.And(z3.Not(pred), ftruth)))
+    r = s.check()
+    if r == z3.unsat:
+        return EquivalenceVerdict("equivalent", "F_pred <-> F_truth: (F_pred & !F_truth) | (!F_pred & F_truth) "
+                                  "is unsatisfiable", aligned, solver=solver_name)
+    if r == z3.sat:
+        m = s.model()
+        cex = {n: bool(z3.is_true(m.eval(v, model_completion=True))) for n, v in truth_vars.items()}
+        truth_holds = bool(z3.is_true(m.eval(ftruth, model_completion=True)))
+        used = sorted({abs(x) for c in truth.clauses for x in c} | {
+            truth.names.index(c) + 1 for c in aligned.values()})
+        shown = ", ".join(f"{truth.names[i - 1]}={int(cex[truth.names[i - 1]])}" for i in used)
+        side = "satisfies the ground truth but not the program's formula" if truth_holds else \
+            "satisfies the program's formula but not the ground truth"
+        return EquivalenceVerdict("not_equivalent", f"not equivalent: the assignment {shown} {side}",
+                                  aligned, cex, solver=solver_name)
+    return EquivalenceVerdict("timeout", f"Z3 could not decide equivalence within {budget} ms "
+                              f"({s.reason_unknown()})", aligned, solver=solver_name)
