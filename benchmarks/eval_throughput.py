@@ -16,7 +16,7 @@ strings, temperature 1), one model loaded once. Sides:
   distinct prompt prefilled once and its KV cache shared by its samples), then the env scores
   them; the time includes the env (reset, step, records);
 - ``single``: ``HFAgent.act([observation])`` once per sample (how an evaluation loop of one
-  conversation at a time runs, ``benchmarks/evaluate.run_episodes``); the env's scoring is not
+  conversation at a time runs, ``solvergym.evaluation.episodes.run_episodes``); the env's scoring is not
   timed;
 - ``generate``: ``model.generate(prompt, do_sample=True, num_return_sequences=n)`` once per
   instance (the usual transformers evaluation script); decoding only.
@@ -50,7 +50,7 @@ try:
 except ImportError:  # run from a checkout without installing: the root is the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from solvergym.agents import HFAgent, SamplingConfig
-from solvergym.benchmarks.evaluate import format_table
+from solvergym.evaluation.tables import format_table
 from solvergym.evaluation import EvalConfig, load_records, run_eval
 
 ENV = "SolverSAT-v0"

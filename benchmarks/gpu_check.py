@@ -34,7 +34,7 @@ import torch
 from solvergym.algorithms.config import make_config
 from solvergym.algorithms.presets import PRESET_TABLE
 from solvergym.algorithms.trainer import Trainer
-from solvergym.benchmarks.evaluate import format_table
+from solvergym.evaluation.tables import format_table
 
 __all__ = ["main", "measure"]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from solvergym.algorithms.config import make_config
-from solvergym.benchmarks.evaluate import format_table
+from solvergym.evaluation.tables import format_table
 from solvergym.kv import parse_kv
 
 HERE = Path(__file__).resolve()

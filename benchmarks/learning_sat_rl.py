@@ -18,7 +18,7 @@ program is the shortest of the five, which is what a CPU can afford to generate)
 3. The embedded model as released, greedy on the validation split (no warm-up): what it can do alone.
 4. SFT warm-up on the oracle traces (:func:`~solvergym.algorithms.sft.train_sft`).
 5. RL from the warmed-up model with ``--preset`` on the training split, validating greedily before
-   the first update and every ``--eval-every`` steps (:mod:`solvergym.algorithms.split`).
+   the first update and every ``--eval-every`` steps (:mod:`solvergym.algorithms.schedules.split`).
 6. What the model wrote, per validation: the share of the true clauses its last program states, of
    its clauses that are true, and of formulas written exactly (:func:`transcription`). A correct
    answer here is the sandbox's model of the formula the policy wrote, so these say why.
@@ -50,7 +50,7 @@ from solvergym.agents.scripted import SolverToolOracle, play_episode
 from solvergym.algorithms.config import make_config
 from solvergym.algorithms.sft import SFTConfig, train_sft
 from solvergym.algorithms.trainer import Trainer
-from solvergym.benchmarks.evaluate import format_table
+from solvergym.evaluation.tables import format_table
 from solvergym.envs.sat.cnf import formula_key
 from solvergym.envs.sat.verify import WRONG_PENALTIES
 from solvergym.evaluation.report import build_report

@@ -29,7 +29,7 @@ try:
 except ImportError:  # run from a checkout without installing: the root is the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from solvergym.agents.scripted import oracle_action
-from solvergym.benchmarks.evaluate import format_table
+from solvergym.evaluation.tables import format_table
 from solvergym.envs.knights.generator import generate_knights
 from solvergym.envs.lsat.generator import GAMES, generate_lsat
 from solvergym.envs.zebra.generator import BUCKETS, SIZES, generate_zebra

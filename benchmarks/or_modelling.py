@@ -1,5 +1,5 @@
-"""SolverOR-v0 (SIRL optimisation modelling) benchmark, issue 12's acceptance: instance generation
-speed, ground-truth solver agreement, sandbox latency of solver programs against a fresh
+"""SolverOR-v0 (SIRL optimisation modelling) benchmark: instance generation speed, ground-truth
+solver agreement, sandbox latency of solver programs against a fresh
 interpreter, and instance-enhanced self-consistency over K candidate programs.
 
     python benchmarks/or_modelling.py            # the default run (a few minutes on 2 cores)
@@ -22,23 +22,18 @@ holds no timings) and the share of generation time it takes; and the share of dr
 generator discarded (``extra["attempt"]`` counts the draws an instance took: a draw is discarded
 when the two solvers time out, fail, disagree, or give another status than the one asked for).
 
-**Agreement** (same part). "The two ground-truth solvers agree on 100 seeds per family": for
-``--agree-seeds`` seeds per family (default 100; ``--quick`` 10) at the default size, the stored
-model (``ORInstance.model``) is solved again with ``solve_highs`` and the family's second solver
-(``solve_ortools``; ``solve_gurobi`` for the quadratic family, OR-Tools having no QP). A seed
-agrees when both report the same status and, when optimal, objectives within ``1e-6 * (1 + |b|)``
-(``solve.objectives_agree``: SIRL's accuracy test, a relative 1e-6 for objectives away from 0).
-Also counted: HiGHS reproduces the stored answer, and gurobipy as a third opinion on the linear
-families. The generator keeps only draws both solvers settled alike, so a disagreement here means
-a re-solve is not reproducible; the discarded share above is where the pair disagreed (or timed
-out) at generation. ``--infeasible-ratio`` makes some of these instances infeasible by
-construction, so the status agreement is exercised too (default 0).
+**Agreement** (same part): for ``--agree-seeds`` seeds per family (default 100; ``--quick`` 10)
+at the default size, the stored model is solved again with ``solve_highs`` and the family's second
+solver (``solve_ortools``; ``solve_gurobi`` for the quadratic family); a seed agrees when both
+report the same status and, when optimal, objectives within ``1e-6 * (1 + |b|)`` (SIRL's
+accuracy test). Also counted: HiGHS reproduces the stored answer, and gurobipy as a third opinion
+on the linear families. ``--infeasible-ratio`` exercises the status agreement (default 0).
 
 **2. Sandbox latency** (``--parts latency``). The oracle program (``programs.oracle_program``)
 of one small product_mix instance (seed 0, default size: 3 variables, 3 rows) for each library,
 gurobipy, highspy and OR-Tools ``pywraplp``, run ``--runs`` times (default 50; ``--quick`` 10)
 through a warm ``SandboxPool`` as ``SolverOR-v0`` runs them (``pool.run(code, limits,
-rehearse=ORProblem.rehearse)``: a child that solved a tiny model with each library before the
+rehearse=OR_SOLVERS)``: a child that solved a tiny model with each library before the
 program came, fork from the zygote, run, capture the solve from the solver object, validate the
 record), through a second pool that rehearses nothing ("unrehearsed"), and as many times as a
 fresh interpreter, ``subprocess.run([sys.executable, "-c", program])``: how the published
@@ -49,7 +44,7 @@ call (what a pool does after an answer, taking the program down and preparing th
 would otherwise land in whichever call comes next). The pools are idle for 2 s first (the
 zygotes back their images with huge pages). A fourth row, ``print(1)``, is the floor of every
 side (no imports, no solve). Wall time around the call, median and p95; ratio fresh/sandbox of
-the medians. Targets from issue 12: <= 30 ms median per program in the sandbox and >= 10x faster
+the medians. Targets: <= 30 ms median per program in the sandbox and >= 10x faster
 than the fresh interpreter; each is printed as met or MISSED, never asserted.
 
 **3. Self-consistency** (``--parts consistency``). For M instances (``--instances``, default 20;
@@ -76,11 +71,9 @@ candidates with an answer (optimal or infeasible), and the wall time per instanc
 copy's reported features (sense, num_bin, num_int) must equal the reference model's; mismatches
 are counted and printed.
 
-Reading the results: the three mistakes differ in what eq. 3 can see. ``integrality`` changes
-``num_bin``/``num_int``, so eq. 3 breaks a value tie against it where the value vote takes the
-first of the tied candidates; ``coef`` and ``drop`` leave all three features unchanged and the two
-methods choose alike. With several correct copies both pick a correct answer almost always;
-the differences show at ``c = 2`` (try ``--correct 2 --instances 100``).
+Reading the results: ``integrality`` changes ``num_bin``/``num_int``, so eq. 3 breaks a value tie
+against it where the value vote takes the first tied candidate; ``coef`` and ``drop`` leave the
+features unchanged and the two choose alike; the differences show at ``c = 2``.
 """
 from __future__ import annotations
 
@@ -108,14 +101,14 @@ try:
 except ImportError:  # run from a checkout without installing: the root is the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import solvergym.envs.opt.generator as generator_module
-from solvergym.benchmarks.evaluate import format_table
+from solvergym.evaluation.tables import format_table
 from solvergym.envs.opt.consistency import select, value_vote
 from solvergym.envs.opt.generator import FAMILIES, FAMILY_KIND, generate
 from solvergym.envs.opt.model import LinearModel
-from solvergym.envs.opt.problem import ORProblem
+from solvergym.envs.opt.tool import OR_SOLVERS
 from solvergym.envs.opt.programs import oracle_program
 from solvergym.envs.opt.solve import objectives_agree, solve_gurobi, solve_highs, solve_ortools
-from solvergym.envs.sandbox import Limits, SandboxPool
+from solvergym.sandbox import Limits, SandboxPool
 
 FAMILY_NAMES = tuple(FAMILIES)
 DEFAULT_SIZE = inspect.signature(generate).parameters["size"].default
@@ -124,7 +117,7 @@ TARGET_MS = 30.0
 TARGET_SPEEDUP = 10.0
 PARTS = ("generation", "latency", "consistency")
 WRONG_KINDS = ("coef", "integrality", "drop")
-REHEARSE = ORProblem.rehearse  # what SolverOR-v0 asks the sandbox to rehearse
+REHEARSE = OR_SOLVERS  # what SolverOR-v0 asks the sandbox to rehearse
 #: between two timed calls: what a pool does after answering (taking the program down, forking
 #: and rehearsing the next child, ~10-40 ms of CPU) must not fall into the next call's time
 PAUSE_S = 0.05

@@ -27,7 +27,7 @@ try:
 except ImportError:  # run from a checkout without installing: the root is the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from solvergym.agents.scripted import oracle_action
-from solvergym.benchmarks.evaluate import format_table
+from solvergym.evaluation.tables import format_table
 from solvergym.envs.sat.datasets import SATURN_HARD_LEVELS, build_saturn_2_6k
 from solvergym.envs.sat.cnf import first_violated
 from solvergym.envs.sat.decision import decision_instance

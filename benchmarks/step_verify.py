@@ -53,7 +53,7 @@ try:
 except ImportError:  # run from a checkout without installing: the root is the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from solvergym.agents.scripted import oracle_action
-from solvergym.benchmarks.evaluate import format_table
+from solvergym.evaluation.tables import format_table
 from solvergym.envs.knights.generator import generate_knights
 from solvergym.envs.knights.verify import KNIGHTS
 from solvergym.envs.logic_steps.problem import format_answer, gold_steps

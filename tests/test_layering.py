@@ -1,7 +1,12 @@
-"""Import layering (docs/design.md, "Layers"), read from the source with ``ast``; nothing is imported.
+"""Import layering (docs/design.md, "The house"), read from the source with ``ast``; nothing is imported.
 
 - ``envs/`` imports nothing above it: not ``agents``, ``algorithms``, ``benchmarks``, ``cli`` or
   ``adapters``, at module level or inside a function.
+- No cycle among folders either (each ``envs/<family>/`` and every other package folder one node,
+  a root file its own, as ``../shared/tools/import_graph.py --folders`` draws them): a.x -> b.y and
+  b.z -> a.w is a cycle the module check cannot see. The floors of that graph (each folder one
+  above the highest it imports) are the ones docs/design.md lists.
+- No private name (``_x``) is imported from another of the package's modules.
 - No import cycle among the package's modules. Module-level and function-local imports are both
   edges, so a cycle hidden behind a function-local import is still one. A package ``__init__``
   importing its own submodules (re-exporting them) is not an edge of a cycle: Python always runs
@@ -30,9 +35,9 @@ LOCAL_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
         "PEP 562 lazy attribute: `import solvergym.agents` must not import torch (HFAgent, SamplingConfig)",
     ("solvergym.agents", "solvergym.agents.vllm"):
         "PEP 562 lazy attribute: `import solvergym.agents` must not import torch or vllm (VLLMAgent)",
-    ("solvergym.cli", "solvergym.algorithms.trainer"):
+    ("solvergym.cli.train", "solvergym.algorithms.trainer"):
         "`solvergym train` only: torch and accelerate must not load for `solvergym list` or `sample`",
-    ("solvergym.cli", "solvergym.algorithms.sft"):
+    ("solvergym.cli.train", "solvergym.algorithms.sft"):
         "`solvergym sft` only: torch and accelerate, as for `train`",
     ("solvergym.benchmarks.train_speed", "solvergym.algorithms.trainer"):
         "torch only in the worker that runs solvergym's trainer: the parent process and the TRL worker do without it",
@@ -162,8 +167,89 @@ def _cycles() -> list[list[str]]:
     return found
 
 
+def _folder(mod: str) -> str:
+    """solvergym.envs.sat.cnf -> envs/sat; solvergym.agents.hf -> agents; solvergym.cli -> cli (a package)."""
+    parts = mod.split(".")[1:]
+    if MODULES[mod].name == "__init__.py":
+        parts = parts + ["__init__"]
+    if len(parts) == 1:
+        return "__init__.py" if parts[0] == "__init__" else parts[0] + ".py"
+    depth = 2 if parts[0] == "envs" and len(parts) > 2 else 1
+    return "/".join(parts[:depth])
+
+
+def _folder_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for mod in MODULES:
+        graph.setdefault(_folder(mod), set())
+    for e in EDGES:
+        if e.target not in MODULES:
+            continue
+        a, b = _folder(e.source), _folder(e.target)
+        if a != b and "__init__.py" not in (a, b):
+            graph[a].add(b)
+    return graph
+
+
+def _floors(graph: dict[str, set[str]]) -> dict[str, int]:
+    floors: dict[str, int] = {}
+
+    def floor(v: str, seen: tuple = ()) -> int:
+        if v not in floors:
+            floors[v] = 1 + max((floor(w, seen + (v,)) for w in graph[v] if w not in seen), default=0)
+        return floors[v]
+
+    for v in graph:
+        floor(v)
+    return floors
+
+
+def _reaches(graph: dict[str, set[str]], a: str, b: str) -> bool:
+    todo, seen = [a], set()
+    while todo:
+        v = todo.pop()
+        for w in graph[v]:
+            if w == b:
+                return True
+            if w not in seen:
+                seen.add(w)
+                todo.append(w)
+    return False
+
+
+def test_no_folder_cycles():
+    graph = _folder_graph()
+    cycles = sorted({tuple(sorted((a, b))) for a in graph for b in graph[a] if _reaches(graph, b, a)})
+    assert not cycles, f"folder cycles (a -> b and b ->* a): {cycles}"
+
+
+def test_the_design_doc_lists_the_floors():
+    """docs/design.md's "The house" has a fenced ``floors`` block: ``<floor>  <folder>  ...`` per line."""
+    text = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    block = text.split("```floors\n", 1)[1].split("```", 1)[0]
+    listed = {}
+    for line in block.splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[0].isdigit():
+            listed[fields[1]] = int(fields[0])
+    floors = {f: n for f, n in _floors(_folder_graph()).items() if f != "__init__.py"}
+    assert listed == floors, {"in the doc, not the code": {k: v for k, v in listed.items() if floors.get(k) != v},
+                              "in the code, not the doc": {k: v for k, v in floors.items() if listed.get(k) != v}}
+
+
+def test_no_private_name_is_imported_across_modules():
+    bad = [f"{e.path}:{e.line} {e.raw} ({', '.join(n.rsplit('.', 1)[-1] for n in e.names if _private(n))})"
+           for e in EDGES if any(_private(n) for n in e.names)]
+    assert not bad, "private names imported from another module:\n" + "\n".join(bad)
+
+
+def _private(name: str) -> bool:
+    last = name.rsplit(".", 1)[-1]
+    return last.startswith("_") and not last.startswith("__")
+
+
 def test_the_walk_sees_the_package():
-    assert {"solvergym", "solvergym.cli", "solvergym.envs.base", "solvergym.envs.sat.cnf"} <= set(MODULES)
+    assert {"solvergym", "solvergym.cli", "solvergym.envs.problem", "solvergym.envs.sat.cnf"} <= set(MODULES)
     assert not any(m.startswith(("solvergym.tests", "solvergym.build")) for m in MODULES)
     # both kinds of edge are read: a module-level one and a function-local one
     assert any(e.source == "solvergym.envs.sat.verify" and e.target == "solvergym.envs.sat.cnf" for e in EDGES)
@@ -200,3 +286,14 @@ def test_the_allow_list_has_no_stale_entries():
     used = {(e.source, e.target) for e in EDGES if e.local}
     stale = sorted(set(LOCAL_IMPORTS_ALLOWED) - used)
     assert not stale, f"LOCAL_IMPORTS_ALLOWED names imports that no longer exist: {stale}"
+
+
+def test_no_module_over_600_lines_unless_it_says_why():
+    """One idea per file: a module over 600 lines must say in its docstring why it is one idea."""
+    long = []
+    for mod, f in MODULES.items():
+        lines = f.read_text(encoding="utf-8").count("\n")
+        doc = ast.get_docstring(ast.parse(f.read_text(encoding="utf-8"))) or ""
+        if lines > 600 and "one idea" not in doc:
+            long.append(f"{f.relative_to(ROOT)}: {lines} lines")
+    assert not long, "split these or say in the docstring why each is one idea:\n" + "\n".join(long)
