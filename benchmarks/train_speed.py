@@ -51,7 +51,12 @@ import gymnasium as gym
 import solvergym  # noqa: F401  (registers the env ids)
 from solvergym.agents.models import load_model
 from solvergym.algorithms.config import make_config
-from solvergym.evaluation.tables import format_table
+
+try:  # the parent's tables; a --baseline worker runs this file on an older commit's package, which
+    # may not have them (a worker prints one JSON line, no table)
+    from solvergym.evaluation.tables import format_table
+except ImportError:
+    format_table = None
 
 HERE = Path(__file__).resolve()
 ROOT = HERE.parents[1]
@@ -262,9 +267,12 @@ def compare(a) -> int:
                     runs.setdefault((preset, side), []).append(res)
                     print(f"round {r + 1}/{a.rounds} {preset} {side}: {res['step_s']:.2f} s/step", file=sys.stderr)
     finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old / "solvergym")],
-                       capture_output=True)
-        shutil.rmtree(old, ignore_errors=True)
+        done = subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old / "solvergym")],
+                              capture_output=True, text=True)
+        if done.returncode:
+            print(f"could not remove the worktree {old / 'solvergym'}: {done.stderr.strip()}", file=sys.stderr)
+        else:
+            shutil.rmtree(old, ignore_errors=True)
     best = {"step_s": min, "tokens_per_s": max, "rollout_s": min, "peak_gib": min}
     rows = []
     for preset in a.presets:

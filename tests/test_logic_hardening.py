@@ -135,12 +135,14 @@ def test_verify_budget_resets_at_each_step_mode_env_step():
 
 
 def test_honest_traces_are_far_from_the_default_budget():
-    # the largest Zebra with its gold trace: its measured time is a small part of the default
+    # the largest Zebra with its gold trace is judged in full under the default budget (how far
+    # from it, in seconds, is benchmarks/step_verify.py's headroom table: a test asserts no time)
     env = gym.make("SolverZebra-v0", n_houses=6, n_attributes=11).unwrapped
     env.reset(seed=1)
     obs, r, term, trunc, info = env.step(oracle_action(env))
     vb = info["verify_budget"]
-    assert r == pytest.approx(1.55) and not vb["exhausted"] and vb["used_s"] < vb["budget_s"] / 5
+    assert r == pytest.approx(1.55) and not vb["exhausted"]
+    assert not [s for s in info["steps"] if s["label"] == "unverified"]
 
 
 # ------------------------------------------------------------------ item 11: step mode pays trace mode's score
