@@ -6,7 +6,9 @@ writes the report (:func:`solvergym.evaluation.write_report`); ``eval compare RU
 puts finished runs in one table (:func:`solvergym.evaluation.report.compare`). ``compare`` is a
 subcommand of ``eval`` whose options live on ``eval`` itself, so ``--env``, ``--agent`` and
 ``--out`` cannot be argparse-required (they would be demanded of ``compare`` too): ``eval``
-checks them when it runs and reports a missing one as argparse would.
+checks them when it runs and reports a missing one as argparse would. A run directory another
+run holds, records that do not belong to the run (``evaluation/records.py``) and a failed start
+end with one line, ``solvergym eval: ...``, and status 1.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import argparse
 import json
 
 from ..evaluation import EvalConfig, run_eval, write_report
+from ..evaluation.records import RunLocked
 from ..evaluation.report import compare
 from ..kv import parse_kv
 from ..registry import env_ids
@@ -46,10 +49,13 @@ def cmd_eval(args, parser: argparse.ArgumentParser) -> int:
                          max_new_tokens=args.max_new_tokens, batch_instances=args.batch_instances,
                          workers=args.workers)
         run = run_eval(cfg, args.out, progress=not args.no_progress)
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError, RunLocked) as e:
         raise SystemExit(f"solvergym eval: {e}") from None
     by = [x.strip() for x in args.by.split(",") if x.strip()] if args.by else None
-    rep = write_report(run, png=not args.no_plot, by=by)
+    try:
+        rep = write_report(run, png=not args.no_plot, by=by)
+    except ValueError as e:  # records that are not the run's (evaluation/records.py)
+        raise SystemExit(f"solvergym eval: {e}") from None
     print((run / "report.md").read_text())
     print(f"wrote {run / 'records.jsonl'}, {run / 'report.md'}, {run / 'report.json'}"
           + ("" if args.no_plot else f", {run / 'report.png'}"))

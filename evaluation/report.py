@@ -22,7 +22,7 @@ from typing import Any
 from ..envs.logic_steps.metrics import summarize as summarize_traces
 from ..envs.opt.verify import TOLERANCE_RULES
 from .metrics import avg_at_k, maj_at_k, mean_std, pass_at_k, pass_hat_k, standard_error, vote_key
-from .runner import CONFIG, load_records
+from .records import read_records, read_run
 
 __all__ = ["build_report", "write_report", "linear_fit", "compare"]
 
@@ -195,10 +195,15 @@ def _level_of(r: dict, by: list[str] | None) -> str:
 def build_report(run_dir: str | Path, by: list[str] | None = None) -> dict[str, Any]:
     """Everything the report says, as JSON-ready data. Levels group instances by their
     ``difficulty`` (every key but :data:`INSTANCE_STATISTICS`, or the keys ``by`` names) and the
-    dataset file they came from."""
+    dataset file they came from. Every record is checked against ``run.json`` first
+    (:func:`~solvergym.evaluation.records.read_records`); exact repeats count once and are
+    counted in ``duplicate_records``."""
     run_dir = Path(run_dir)
-    meta = json.loads((run_dir / CONFIG).read_text())["config"]
-    records = load_records(run_dir)
+    run = read_run(run_dir)
+    if run is None:
+        raise ValueError(f"{run_dir} has no run.json: not a run directory of solvergym eval")
+    meta = run["config"]
+    records, repeats = read_records(run_dir)
     if not records:
         raise ValueError(f"{run_dir} has no records yet")
     ks, seeds = meta["ks"], meta["seeds"]
@@ -207,7 +212,7 @@ def build_report(run_dir: str | Path, by: list[str] | None = None) -> dict[str, 
         "env_id": meta["env_id"], "env_kwargs": meta["env_kwargs"], "agent": meta["agent"],
         "dataset": meta["dataset"], "n_samples": meta["n_samples"], "seeds": seeds, "ks": ks,
         "temperature": meta["temperature"], "instances": len({i for _, i in groups}),
-        "tolerance": _tolerance(records, meta),
+        "tolerance": _tolerance(records, meta), "duplicate_records": repeats,
         "overall": {**_rates(records), "metrics": _metrics(groups, ks, seeds)},
     }
     report["overall"].update(_family_blocks(records))
@@ -339,6 +344,8 @@ def to_markdown(rep: dict[str, Any]) -> str:
                   "|" + "---|" * (len(grid["xs"]) + 1)]
         for b, row in zip(grid["ys"], grid["pass@1"]):
             lines.append(f"| {b} | " + " | ".join("-" if v is None else f"{v:.3f}" for v in row) + " |")
+    if rep.get("duplicate_records"):
+        lines += ["", f"{rep['duplicate_records']} exact repeats of records were counted once."]
     comps = rep["overall"]["components"]
     if comps:
         lines += ["", "Mean reward components: " + ", ".join(f"{k} {v:.3f}" for k, v in comps.items())]

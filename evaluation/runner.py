@@ -1,10 +1,14 @@
 """``solvergym eval``'s engine: every (seed, instance, sample) of a run as one episode, episodes
 stepped in lockstep batches, one JSONL record each, resumable.
 
-A run is a directory. ``run.json`` holds its configuration (an existing run is only resumed
-with the same one), ``records.jsonl`` one record per episode, ``timings.jsonl`` what each batch
-took (kept apart, so that a run repeated or resumed writes byte-identical records), and the
-report (``report.py``) reads the records alone.
+A run is a directory. ``run.json`` holds its identity (every setting that decides what its
+records hold: the config but ``workers``, with the dataset's content hash; an existing run is
+only resumed with the same one, and ``run.json`` is written only once the agent and the envs are
+up, so a run that failed to start claims nothing), ``records.jsonl`` one record per episode,
+``timings.jsonl`` what each batch took (kept apart, so that a run repeated or resumed writes
+byte-identical records), and the report (``report.py``) reads the records alone, each one checked
+against ``run.json`` (``records.py``). A run holds its directory's lock from start to end, so a
+second run on it fails at once.
 
 Instances come from the env's generator (instance ``i`` is the one ``env.reset(seed=
 instance_seed + i)`` draws, generated once and posed to all of its samples) or from a dataset
@@ -20,6 +24,7 @@ run resumed skips them and redoes the rest, with the same seeds.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -33,10 +38,10 @@ import numpy as np
 from tqdm import tqdm
 
 from .agents import act, make_agent, reseed
+from .records import (CONFIG, RECORDS, TIMINGS, has_results, hold_run, identity_diff, load_records, read_run,
+                      truncate_partial, write_run)
 
-__all__ = ["EvalConfig", "run_eval", "load_records", "read_dataset", "RECORDS", "TIMINGS", "CONFIG"]
-
-RECORDS, TIMINGS, CONFIG = "records.jsonl", "timings.jsonl", "run.json"
+__all__ = ["EvalConfig", "run_eval", "load_records", "read_dataset", "run_identity", "RECORDS", "TIMINGS", "CONFIG"]
 #: threads stepping a batch of sandbox-bound episodes when ``EvalConfig.workers`` is None (the
 #: shared sandbox pool runs this many programs at once; on 2 cores more only queue)
 AUTO_WORKERS = 8
@@ -107,10 +112,13 @@ class EvalConfig:
             raise ValueError("batch_instances and workers must be >= 1")
 
     def identity(self) -> dict[str, Any]:
-        """What must match for a run directory to be resumed (everything but the speed settings)."""
+        """What must match for a run directory to be resumed: everything but ``workers`` (threads
+        stepping envs change no record). ``batch_instances`` is in: the agent is reseeded per
+        batch, and a model agent samples a batch together, so the batching decides the samples;
+        seeding per episode instead would need every backend to sample each row of a batch
+        from its own generator, which batched decoding does not offer."""
         d = asdict(self)
-        for k in ("batch_instances", "workers"):
-            d.pop(k)
+        d.pop("workers")
         return d
 
 
@@ -118,59 +126,58 @@ class EvalConfig:
 def read_dataset(path: str) -> list[tuple[str, Any]]:
     """``(file name, record)`` for every record of a JSONL file or of every ``*.jsonl`` in a
     directory (sorted), as ``--dataset`` and training splits read them."""
-    return list(_dataset_items(path))
+    return _read_dataset(path)[0]
 
 
-def _dataset_items(path: str) -> Iterator[tuple[str, Any]]:
+def _read_dataset(path: str) -> tuple[list[tuple[str, Any]], str]:
+    """The records and the dataset's sha256: of the file, or of its files' names and hashes in
+    order. Each file is read once, so the hash is of the very bytes the run poses."""
     p = Path(path)
     files = sorted(p.glob("*.jsonl")) if p.is_dir() else [p]
     if not files:
         raise ValueError(f"no *.jsonl files in {path}")
+    items, whole = [], hashlib.sha256()
     for f in files:
-        with open(f) as fh:
-            for n, line in enumerate(fh, 1):
-                if line.strip():
-                    try:
-                        yield f.name, json.loads(line)
-                    except json.JSONDecodeError as e:
-                        raise ValueError(f"{f}:{n}: not JSON ({e})") from None
+        data = f.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        if not p.is_dir():
+            return list(_parse_jsonl(f, data)), digest
+        whole.update(f"{f.name}\0{digest}\n".encode())
+        items += _parse_jsonl(f, data)
+    return items, whole.hexdigest()
 
 
-def _instances(cfg: EvalConfig, env: Any) -> list[tuple[str | None, Any]]:
-    """(source, instance) for every instance of the run, in order."""
+def _parse_jsonl(f: Path, data: bytes) -> Iterator[tuple[str, Any]]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{f}: not UTF-8 ({e})") from None
+    for n, line in enumerate(text.split("\n"), 1):
+        if line.strip():
+            try:
+                yield f.name, json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{f}:{n}: not JSON ({e})") from None
+
+
+def _instances(cfg: EvalConfig, env: Any) -> tuple[list[tuple[str | None, Any]], str | None]:
+    """(source, instance) for every instance of the run, in order, and the dataset's hash."""
     if cfg.dataset is not None:
-        return read_dataset(cfg.dataset)
+        return _read_dataset(cfg.dataset)
     out = []
     for i in range(cfg.instances):
         env.reset(seed=cfg.instance_seed + i)
         out.append((None, env.unwrapped.instance))
-    return out
+    return out, None
+
+
+def run_identity(cfg: EvalConfig, dataset_sha256: str | None) -> dict[str, Any]:
+    """``run.json``'s identity: the config's (:meth:`EvalConfig.identity`) and the dataset's
+    content hash, so a dataset replaced at the same path is another run."""
+    return _jsonable({**cfg.identity(), "dataset_sha256": dataset_sha256})
 
 
 # ----------------------------------------------------------------------------- records
-def load_records(run_dir: str | Path) -> list[dict[str, Any]]:
-    """The complete records of a run (a trailing line cut off by a kill is ignored)."""
-    path = Path(run_dir) / RECORDS
-    if not path.exists():
-        return []
-    out = []
-    with open(path) as f:
-        for line in f:
-            if not line.endswith("\n"):
-                break  # the half-written last line of a killed run
-            out.append(json.loads(line))
-    return out
-
-
-def _truncate_partial(path: Path) -> None:
-    """Drop a half-written last line, so that appending continues the file cleanly."""
-    if not path.exists():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        path.write_bytes(data[:data.rfind(b"\n") + 1])
-
-
 def _jsonable(x: Any) -> Any:
     return json.loads(json.dumps(x, default=str))
 
@@ -203,15 +210,18 @@ def _batches(cfg: EvalConfig, n_instances: int) -> list[tuple[int, int, list[int
     return out
 
 
-def _open_run(cfg: EvalConfig, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / CONFIG
-    if path.exists():
-        old = json.loads(path.read_text())
-        if old.get("identity") != _jsonable(cfg.identity()):
-            raise ValueError(f"{out} holds a run with another configuration ({path}); use a new --out")
-    else:
-        path.write_text(json.dumps({"identity": cfg.identity(), "config": asdict(cfg)}, indent=2) + "\n")
+def _check_resume(out: Path, run: dict | None, identity: dict) -> dict | None:
+    """The run this one resumes (``None``: a new one). A ``run.json`` of another identity is
+    refused where it has records and replaced where it has none (a run that started and wrote
+    nothing leaves nothing to mix)."""
+    if run is None:
+        return None
+    if run["identity"] != identity:
+        if has_results(out):
+            raise ValueError(f"{out} holds a run with another configuration ({out / CONFIG}: "
+                             f"{identity_diff(run['identity'], identity)}); use a new --out")
+        return None
+    return run
 
 
 def _workers(cfg: EvalConfig, env: Any) -> int:
@@ -227,31 +237,53 @@ def _workers(cfg: EvalConfig, env: Any) -> int:
 def run_eval(cfg: EvalConfig, out: str | Path, *, agent: Any = None, progress: bool = True) -> Path:
     """Run (or resume) the evaluation ``cfg`` into the directory ``out``; returns it.
 
-    ``agent`` overrides ``cfg.agent`` with an agent object (the spec then only names it)."""
+    ``agent`` overrides ``cfg.agent`` with an agent object (the spec then only names it). The
+    directory is held for the whole run (:func:`~solvergym.evaluation.records.hold_run`: a
+    second run on it raises ``RunLocked``)."""
     out = Path(out)
-    _open_run(cfg, out)
-    _truncate_partial(out / RECORDS)
-    existing = load_records(out)
-    done = {(r["seed"], r["instance"], r["sample"]) for r in existing}
+    with hold_run(out):
+        return _run_held(cfg, out, agent, progress)
+
+
+def _run_held(cfg: EvalConfig, out: Path, agent: Any, progress: bool) -> Path:
+    run = read_run(out)
+    if run is None and has_results(out):
+        raise ValueError(f"{out} holds {RECORDS} but no run.json: what produced them is unknown, so no run "
+                         f"adopts them; use a new --out")
     probe = gym.make(cfg.env_id, **cfg.env_kwargs)
     try:
-        items = _instances(cfg, probe)
+        items, digest = _instances(cfg, probe)
         workers = _workers(cfg, probe.unwrapped)
+        weights = dict(getattr(probe.unwrapped, "reward_weights", None) or {})
     finally:
         probe.close()
+    identity = run_identity(cfg, digest)
+    run = _check_resume(out, run, identity)
+    existing = []
+    if run is not None:
+        truncate_partial(out / RECORDS)
+        existing = load_records(out)
+    done = {(r["seed"], r["instance"], r["sample"]) for r in existing}
     batches = _batches(cfg, len(items))
     todo = [b for b in batches if any((b[1], i, j) not in done for i in b[2] for j in range(cfg.n_samples))]
     if not todo:
         return out
     agent = agent if agent is not None else make_agent(cfg.agent, temperature=cfg.temperature,
                                                        max_new_tokens=cfg.max_new_tokens, seed=cfg.seeds[0])
-    size = cfg.batch_instances * cfg.n_samples
-    envs = [gym.make(cfg.env_id, **cfg.env_kwargs) for _ in range(min(size, len(items) * cfg.n_samples))]
-    total = sum(len(b[2]) * cfg.n_samples for b in batches)
-    bar = tqdm(total=total, initial=len(done), desc=f"eval {cfg.env_id} / {cfg.agent}", disable=not progress)
-    correct = sum(1 for r in existing if r["correct"])
-    pool = ThreadPoolExecutor(workers) if workers > 1 else None
+    envs: list = []
+    bar, pool = None, None
     try:
+        for _ in range(min(cfg.batch_instances * cfg.n_samples, len(items) * cfg.n_samples)):
+            envs.append(gym.make(cfg.env_id, **cfg.env_kwargs))
+        if run is None:  # the run has started: only now does the directory become this run's
+            for name in (RECORDS, TIMINGS):
+                (out / name).unlink(missing_ok=True)
+            write_run(out, {"identity": identity, "config": _jsonable(asdict(cfg)), "n_instances": len(items),
+                            "reward_weights": weights})
+        total = sum(len(b[2]) * cfg.n_samples for b in batches)
+        bar = tqdm(total=total, initial=len(done), desc=f"eval {cfg.env_id} / {cfg.agent}", disable=not progress)
+        correct = sum(1 for r in existing if r["correct"])
+        pool = ThreadPoolExecutor(workers) if workers > 1 else None
         with open(out / RECORDS, "a") as rec_f, open(out / TIMINGS, "a") as tim_f:
             for number, seed, idx in todo:
                 t0 = time.perf_counter()
@@ -266,7 +298,8 @@ def run_eval(cfg: EvalConfig, out: str | Path, *, agent: Any = None, progress: b
                 bar.update(len(records))
                 bar.set_postfix(acc=f"{correct / max(bar.n, 1):.3f}")
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
         if pool is not None:
             pool.shutdown()
         for e in envs:
