@@ -62,11 +62,12 @@ DEFAULT_MAX_PREMISES = 200
 
 #: Wall-clock seconds of solver work per env action (trace mode: the whole ``env.step``; step
 #: mode: each ``env.step``); an env.step then takes at most this plus one check timeout (5 s),
-#: see :class:`~.budget.VerifyBudget`. The default is more than ten times what the slowest honest
-#: trace at the largest preset size needs on a loaded 2-core machine (``benchmarks/step_verify.py``,
-#: headroom table), so an honest trace never meets it and its reward stays deterministic, while a
-#: trace written to keep Z3 busy is cut off within a minute.
-DEFAULT_VERIFY_BUDGET_S = 60.0
+#: see :class:`~.budget.VerifyBudget`. An honest trace needs far less (the slowest gold trace at
+#: the largest preset size 1.7 s, the slowest honest 200-step trace 4.7 s on a loaded 2-core
+#: machine: ``benchmarks/step_verify.py``'s headroom table), while every second above that is a
+#: second a policy's trace written to keep Z3 busy holds a training step: 10 s cuts a 64 KiB
+#: adversarial trace at a sixth of the former 60 s.
+DEFAULT_VERIFY_BUDGET_S = 10.0
 
 #: Spring App. C Table 7/8 error categories (plus "correct")
 ERROR_TYPES = ("correct", "solver_consistent", "solver_inconsistent", "header_mismatch",
