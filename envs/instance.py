@@ -5,6 +5,14 @@ no tuples), so ``Instance.from_json(inst.to_json()) == inst`` and a dataset file
 record or ``reset(options={"instance": ...})`` carry it losslessly; ``instance_id`` is a hash of
 the canonical JSON. Validation (``validate``) runs where an instance is read, once per object
 (:meth:`Instance.coerce`), never for one a generator made.
+
+What is read comes from outside (a file, a caller, a model), so reading is bounded and every
+failure is a ``ValueError`` that says what is wrong: JSON text goes through
+:func:`~solvergym.envs.records.parse_json` (length, depth, plain JSON), a dict or an unvalidated
+dataclass through :func:`~solvergym.envs.records.check_value` (depth, finite numbers) before
+``validate``, and a field of the wrong type that ``validate`` trips on (a ``TypeError``) is
+reported as a ``ValueError`` too. Giving something that is not an instance at all (an int) to
+:meth:`Instance.coerce` stays a ``TypeError``.
 """
 from __future__ import annotations
 
@@ -13,6 +21,8 @@ import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
+
+from .records import check_value, parse_json
 
 __all__ = ["Instance", "canonical_json"]
 
@@ -56,10 +66,17 @@ class Instance:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]):
+        """A validated instance of ``data``'s fields; ``ValueError`` saying what is wrong."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a {cls.__name__} is a JSON object, got {type(data).__name__}")
+        try:
+            check_value(data)
+        except ValueError as e:
+            raise ValueError(f"{cls.__name__}: {e}") from None
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = set(data) - names
         if unknown:
-            raise ValueError(f"{cls.__name__}: unknown fields {sorted(unknown)}")
+            raise ValueError(f"{cls.__name__}: unknown fields {sorted(unknown, key=str)}")
         missing = {
             f.name
             for f in dataclasses.fields(cls)
@@ -69,14 +86,17 @@ class Instance:
         }
         if missing:
             raise ValueError(f"{cls.__name__}: missing fields {sorted(missing)}")
-        inst = cls(**data)
-        inst.validate()
-        inst.mark_validated()
+        try:
+            inst = cls(**data)
+        except (TypeError, AttributeError, KeyError, IndexError) as e:  # a __post_init__ on a bad field
+            raise ValueError(f"{cls.__name__}: a field has the wrong type ({type(e).__name__}: {e})") from None
+        inst.checked_validate()
         return inst
 
     @classmethod
     def from_json(cls, text: str):
-        return cls.from_dict(json.loads(text))
+        """:meth:`from_dict` of JSON text, read with the bounds of :func:`~.records.parse_json`."""
+        return cls.from_dict(parse_json(text, what=f"a {cls.__name__}'s JSON text"))
 
     @classmethod
     def coerce(cls, obj: Any):
@@ -86,9 +106,16 @@ class Instance:
             # The followers of a GRPO group are reset with the leader's instance object; checking
             # it again (for SAT-Bench, re-running the DRUP proof) would be once per member for the
             # same answer. A mutated instance no longer matches its mark and is checked.
-            if not obj.is_validated():
-                obj.validate()
-                obj.mark_validated()
+            try:
+                marked = obj.is_validated()
+            except RecursionError:  # mutated into something too deep to serialise
+                marked = False
+            if not marked:
+                try:
+                    check_value({f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)})
+                except ValueError as e:
+                    raise ValueError(f"{cls.__name__}: {e}") from None
+                obj.checked_validate()
             return obj
         if isinstance(obj, str):
             return cls.from_json(obj)
@@ -99,6 +126,16 @@ class Instance:
 
     def validate(self) -> None:
         """Raise ``ValueError`` when the instance is inconsistent (called by ``from_dict``)."""
+
+    def checked_validate(self) -> None:
+        """:meth:`validate`, then :meth:`mark_validated`; a field of a type ``validate`` did not
+        expect (it compares a str with an int, indexes None...) or that is not JSON is a
+        ``ValueError`` as well."""
+        try:
+            self.validate()
+            self.mark_validated()  # serialises: a value that is not JSON (a set) fails here
+        except (TypeError, AttributeError, KeyError, IndexError) as e:
+            raise ValueError(f"{type(self).__name__}: a field has the wrong type ({type(e).__name__}: {e})") from None
 
     def mark_validated(self) -> None:
         """Record that the instance, as it is now, is valid: validated, or made by a generator."""

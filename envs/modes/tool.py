@@ -52,7 +52,6 @@ instance.
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -61,6 +60,7 @@ import numpy as np
 from ..instance import Instance, canonical_json
 from ..parsing import tag_sections
 from ..problem import PROBLEMS, Problem
+from ..records import parse_json
 from ...sandbox import REHEARSABLE, SOLVER_FAMILIES, Limits, SandboxPool, SandboxResult, shared_pool
 from ..equivalence import EquivalenceVerdict
 from ..text import clean_text
@@ -238,11 +238,10 @@ class SolverToolEnv(ProblemEnv):
         return problem
 
     def coerce_instance(self, obj: Any) -> ToolInstance:
-        if isinstance(obj, str):
-            try:
-                obj = json.loads(obj)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"options['instance'] is not JSON: {e}") from None
+        if isinstance(obj, str):  # bounded in length and depth, as every loader reads (envs/records.py)
+            obj = parse_json(obj, what="options['instance']")
+            if not isinstance(obj, dict):
+                raise ValueError(f"options['instance'] must be a JSON object, got {type(obj).__name__}")
         if isinstance(obj, ToolInstance):
             inst = ToolInstance.coerce(obj)
         elif isinstance(obj, dict) and set(obj) == {f.name for f in dataclasses.fields(ToolInstance)}:

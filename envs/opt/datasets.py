@@ -24,13 +24,22 @@ solver reports infeasible. Only these exact markers count: SIRL's evaluator test
 answer *contains* ``"-9999"`` (or-modelling.md §3), which would also take ``-99990``. Anything
 else (empty, ``"nan"``, ``"inf"``, ``"1,160"``, text) makes the record bad.
 
-Hostile input: every record is validated where it is read (:func:`record_to_instance`). A bad
-record (not JSON, not an object, no or an empty question, a question over
-:data:`MAX_QUESTION_CHARS` characters or holding control characters, a missing or unreadable
-answer, fields that do not round-trip as JSON) is reported with its line number and the reason
-and skipped, never raised from :func:`load_benchmark`; a line over :data:`MAX_LINE_CHARS` is
-reported without being parsed, and a file over :data:`MAX_FILE_BYTES` is refused whole
-(``ValueError``) before it is read.
+Hostile input: one validation path serves the loader and ``SolverOR-v0``'s
+``reset(options={"instance": ...})`` (which calls :func:`as_benchmark_record` and
+:func:`record_to_instance`, :meth:`ORProblem.coerce`). Files are read by
+:mod:`solvergym.envs.records`: a regular file only (symlinks followed; ``/dev/zero``, a FIFO or a
+directory is refused before a byte is read) of at most :data:`MAX_FILE_BYTES`, else a
+``ValueError`` naming the path. A bad record (not JSON, nested deeper than
+:data:`~solvergym.envs.records.MAX_DEPTH` levels, not an object, no or an empty question, a
+question over :data:`MAX_QUESTION_CHARS` characters or holding control characters, a missing or
+unreadable answer, fields that do not round-trip as JSON; for an :class:`ORInstance` dict, the
+same question rules and a model within :data:`MAX_MODEL_VARIABLES`,
+:data:`MAX_MODEL_CONSTRAINTS` and :data:`MAX_MODEL_NONZEROS`) is reported with its line number
+and the reason and skipped, never raised from :func:`load_benchmark`; a record over
+:data:`MAX_LINE_CHARS` is reported without being parsed. At reset the same checks raise a
+``ValueError`` saying what is wrong. The model bounds are checked on the record's lists before a
+model is built, so a record costs work linear in its size whatever it holds (the feature
+analysis of one row over 12,000 binaries took 20 s).
 
 A benchmark record has no reference model (its ground truth is the benchmark's, not a
 re-solve's): ``family="benchmark"``, ``sense=""`` (unknown), ``model={}``, ``data={}``,
@@ -53,6 +62,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..datafiles import write_lines
+from ..records import MAX_FILE_BYTES, check_value, parse_json, read_jsonl, read_regular
 from ..text import validate_action
 from .generator import ORInstance
 
@@ -61,12 +71,17 @@ __all__ = [
     "MAX_QUESTION_CHARS",
     "MAX_LINE_CHARS",
     "MAX_FILE_BYTES",
+    "MAX_MODEL_VARIABLES",
+    "MAX_MODEL_CONSTRAINTS",
+    "MAX_MODEL_NONZEROS",
     "MAX_REPORTED_BAD",
     "INFEASIBLE_MARKERS",
     "parse_answer",
     "is_benchmark_record",
     "as_benchmark_record",
     "record_to_instance",
+    "check_model_size",
+    "check_instance_record",
     "iter_records",
     "load_benchmark",
     "write_instances",
@@ -81,8 +96,17 @@ MAX_QUESTION_CHARS = 100_000
 #: a JSON Lines line longer than this is reported bad without being parsed (a question at the
 #: bound plus generous room for the other fields)
 MAX_LINE_CHARS = 1_000_000
-#: a file larger than this is refused before it is read (the largest release is a few MB)
-MAX_FILE_BYTES = 256 << 20
+# MAX_FILE_BYTES (solvergym.envs.records): a file larger than this is refused before it is read;
+# the largest release is a few MB
+#: the most variables an :class:`ORInstance` record's model may have (the generator's largest,
+#: ``assignment`` at size 40, has 1,600; gurobipy's size-limited licence allows 2,000; a public
+#: benchmark record has no model at all)
+MAX_MODEL_VARIABLES = 5_000
+#: the most constraints (the generator's largest: 139, ``bin_packing`` at size 17)
+MAX_MODEL_CONSTRAINTS = 5_000
+#: the most nonzeros: constraint coefficients, objective and quadratic terms together (the
+#: generator's largest: 4,805, ``assignment`` at size 40)
+MAX_MODEL_NONZEROS = 50_000
 #: the report lists at most this many bad records (``n_bad`` counts them all)
 MAX_REPORTED_BAD = 1000
 #: the numeric infeasible markers (SIRL's data: -9999, -9999.0; its README: -99999)
@@ -136,17 +160,78 @@ def is_benchmark_record(obj: Any) -> bool:
 def as_benchmark_record(obj: Any) -> dict | None:
     """``obj`` as a benchmark record dict if it is one (a dict with ``en_question``, or the JSON text
     of one), else ``None`` (an :class:`ORInstance`, its dict or its JSON text; or something else,
-    left for :meth:`ORInstance.coerce` to accept or refuse)."""
-    if is_benchmark_record(obj):
-        return obj
-    # only text that names the key is parsed here: an ORInstance's JSON is left to be parsed once
-    if isinstance(obj, str) and '"en_question"' in obj:
+    left for :meth:`ORInstance.coerce` to accept or refuse).
+
+    It is the first step of ``SolverOR-v0``'s ``reset(options={"instance": ...})``, so it also
+    applies the loader's checks to what is not a record: an :class:`ORInstance` dict, its JSON
+    text or a dataclass whose question or model a loaded record could not have
+    (:func:`check_instance_record`), or a dict nested too deeply, is a ``ValueError`` here. Text
+    that is not JSON gives ``None``: :meth:`ORInstance.coerce` reads it with the same bounds and
+    says why it is not an instance."""
+    if isinstance(obj, str):
         try:
-            parsed = json.loads(obj)
-        except (json.JSONDecodeError, RecursionError):
+            obj = parse_json(obj, what="the instance's JSON text")
+        except ValueError:
             return None
-        return parsed if is_benchmark_record(parsed) else None
+    if isinstance(obj, dict):
+        check_value(obj)
+        if is_benchmark_record(obj):
+            return obj
+        check_instance_record(obj)
+    elif isinstance(obj, ORInstance):
+        # every time, marked or not: cheaper than the serialisation that tells a mark is current
+        check_instance_record(obj)
     return None
+
+
+def _question_error(question: Any, what: str) -> str | None:
+    """Why ``question`` is no question a policy may be shown (``None``: it is one)."""
+    if not isinstance(question, str):
+        return f"{what} must be a string, got {type(question).__name__}"
+    _, error = validate_action(question, MAX_QUESTION_CHARS)  # length and control characters
+    if error is not None:
+        return error.replace("action", what, 1)
+    if not question.strip():
+        return f"{what} is empty"
+    return None
+
+
+def check_model_size(model: Any) -> None:
+    """``ValueError`` when a model dict (:meth:`LinearModel.to_dict`'s shape) has more than
+    :data:`MAX_MODEL_VARIABLES` variables, :data:`MAX_MODEL_CONSTRAINTS` constraints or
+    :data:`MAX_MODEL_NONZEROS` nonzeros. Only lengths are read (a shape it does not expect is
+    left to :meth:`LinearModel.from_dict` to refuse), so the check costs one pass over the rows."""
+    if not isinstance(model, dict):
+        return
+    variables, constraints = model.get("variables"), model.get("constraints")
+    if isinstance(variables, list) and len(variables) > MAX_MODEL_VARIABLES:
+        raise ValueError(f"the model has {len(variables)} variables; the limit is {MAX_MODEL_VARIABLES}")
+    if not isinstance(constraints, list):
+        return
+    if len(constraints) > MAX_MODEL_CONSTRAINTS:
+        raise ValueError(f"the model has {len(constraints)} constraints; the limit is {MAX_MODEL_CONSTRAINTS}")
+    nonzeros = 0
+    for part in (model.get("objective"), model.get("quadratic")):
+        nonzeros += len(part) if isinstance(part, (dict, list)) else 0
+    for row in constraints:
+        coefs = row.get("coefs") if isinstance(row, dict) else None
+        nonzeros += len(coefs) if isinstance(coefs, dict) else 0
+    if nonzeros > MAX_MODEL_NONZEROS:
+        raise ValueError(f"the model has {nonzeros} nonzeros; the limit is {MAX_MODEL_NONZEROS}")
+
+
+def check_instance_record(obj: dict | ORInstance) -> None:
+    """The checks an :class:`ORInstance` read from outside (a converted file's line, a reset's
+    dict, JSON or dataclass) passes besides :meth:`ORInstance.validate`: its question obeys a
+    benchmark record's rules (:data:`MAX_QUESTION_CHARS`, no control characters) and its model
+    :func:`check_model_size`; ``ValueError`` saying which fails."""
+    get = obj.get if isinstance(obj, dict) else lambda name: getattr(obj, name, None)
+    question = get("question")
+    # a missing or non-text question is left to from_dict / validate, which say so
+    error = _question_error(question, "question") if isinstance(question, str) else None
+    if error is not None:
+        raise ValueError(error)
+    check_model_size(get("model"))
 
 
 def _json_roundtrips(value: Any) -> bool:
@@ -173,18 +258,15 @@ def record_to_instance(record: dict, *, source: str = "benchmark", index: int | 
         raise ValueError(f"source must be a release name other than 'generated', got {source!r}")
     if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
         raise ValueError(f"index must be an int >= 0 or None, got {index!r}")
+    check_value(record)  # nesting and NaN first: the rest may serialise the record
     if "en_question" not in record:
         raise ValueError("the record has no en_question")
     if "en_answer" not in record:
         raise ValueError("the record has no en_answer")
     question = record["en_question"]
-    if not isinstance(question, str):
-        raise ValueError(f"en_question must be a string, got {type(question).__name__}")
-    _, error = validate_action(question, MAX_QUESTION_CHARS)  # length and control characters
+    error = _question_error(question, "en_question")
     if error is not None:
-        raise ValueError(error.replace("action", "en_question", 1))
-    if not question.strip():
-        raise ValueError("en_question is empty")
+        raise ValueError(error)
     answer = parse_answer(record["en_answer"])
     extra = {k: v for k, v in record.items() if k not in ("en_question", "en_answer")}
     if any(not isinstance(k, str) for k in extra):
@@ -207,15 +289,13 @@ def record_to_instance(record: dict, *, source: str = "benchmark", index: int | 
 def _to_instance(obj: Any, source: str, index: int) -> ORInstance:
     """A benchmark record, or an :class:`ORInstance` dict (a file :func:`convert_benchmark` wrote)."""
     if isinstance(obj, dict) and "en_question" not in obj and all(k in obj for k in _INSTANCE_FIELDS):
-        try:
-            return ORInstance.from_dict(obj)
-        except (TypeError, AttributeError, KeyError) as e:  # a field of a shape validate() trips on
-            raise ValueError(f"not a valid ORInstance: {type(e).__name__}: {e}") from None
+        check_instance_record(obj)  # before from_dict builds and analyses the model
+        return ORInstance.from_dict(obj)
     return record_to_instance(obj, source=source, index=index)
 
 
-def _array_items(text: str) -> Iterator[tuple[int, Any]]:
-    """``(line, item)`` of a whole-file JSON array; ``ValueError`` if the text is not one."""
+def _array_items(text: str) -> Iterator[tuple[int, Any, int]]:
+    """``(line, item, characters)`` of a whole-file JSON array; ``ValueError`` if the text is not one."""
     decoder = json.JSONDecoder()
     ws = re.compile(r"\s*")
     pos = ws.match(text, 0).end()
@@ -231,9 +311,9 @@ def _array_items(text: str) -> Iterator[tuple[int, Any]]:
     while True:
         line += text.count("\n", counted, pos)
         counted = pos
-        item, pos = decoder.raw_decode(text, pos)
-        yield line, item
-        pos = ws.match(text, pos).end()
+        item, end = decoder.raw_decode(text, pos)
+        yield line, item, end - pos
+        pos = ws.match(text, end).end()
         ch = text[pos:pos + 1]
         if ch == "]":
             if ws.match(text, pos + 1).end() != len(text):
@@ -244,34 +324,48 @@ def _array_items(text: str) -> Iterator[tuple[int, Any]]:
         pos = ws.match(text, pos + 1).end()
 
 
+def _item_error(item: Any, chars: int) -> str | None:
+    """Why one item of a JSON array is refused before it is read as a record (as a JSON Lines line)."""
+    if chars > MAX_LINE_CHARS:
+        return f"the record is {chars} characters; the limit is {MAX_LINE_CHARS}"
+    try:
+        check_value(item)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
 def iter_records(text: str) -> tuple[str, list[tuple[int, Any, str | None]]]:
     """Split a file's text into records: ``(format, [(line, record, error)])``.
 
     ``format`` is ``"json-array"`` when the whole text is one JSON array (each item's line is the
-    line it starts on), else ``"jsonl"`` (one record per non-blank line; ``error`` is set, and
-    ``record`` None, for a line that is not JSON or is too long). A text that starts as an array
+    line it starts on), else ``"jsonl"`` (one record per non-blank line). ``error`` is set, and
+    ``record`` None, for a record that is not JSON, longer than :data:`MAX_LINE_CHARS`, nested
+    too deeply or not plain JSON (:mod:`solvergym.envs.records`). A text that starts as an array
     but is broken is read as JSON Lines, so that its lines are reported rather than the file
     refused."""
     if text.lstrip().startswith("["):
         try:
             # a list, not a generator: an error half-way must not leave half the items read
-            return "json-array", [(line, item, None) for line, item in _array_items(text)]
+            items = list(_array_items(text))
         except (ValueError, RecursionError):
             pass
-    out: list[tuple[int, Any, str | None]] = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        if len(line) > MAX_LINE_CHARS:
-            out.append((lineno, None, f"the line is {len(line)} characters; the limit is {MAX_LINE_CHARS}"))
-            continue
-        try:
-            out.append((lineno, json.loads(line), None))
-        except json.JSONDecodeError as e:
-            out.append((lineno, None, f"not JSON: {e.msg} at column {e.colno}"))
-        except RecursionError:
-            out.append((lineno, None, "not JSON: nested too deeply"))
-    return "jsonl", out
+        else:
+            out = []
+            for line, item, chars in items:
+                error = _item_error(item, chars)
+                out.append((line, None if error else item, error))
+            return "json-array", out
+    return "jsonl", read_jsonl(None, text=text, max_line_chars=MAX_LINE_CHARS)
+
+
+def _read(path: Path) -> tuple[bytes, str]:
+    """The bytes and text of a benchmark file (regular, bounded, UTF-8; ``ValueError`` if not)."""
+    data = read_regular(path, MAX_FILE_BYTES)
+    try:
+        return data, data.decode("utf-8-sig")  # -sig: a BOM some editors write is not a record
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
 
 
 def load_benchmark(path: str | os.PathLike, *, source: str | None = None) -> tuple[list[ORInstance], dict[str, Any]]:
@@ -282,16 +376,13 @@ def load_benchmark(path: str | os.PathLike, *, source: str | None = None) -> tup
     ``"json-array"``), ``n_read`` (records read, bad ones included; blank lines are not records),
     ``n_ok``, ``n_bad``, ``n_infeasible`` (of the good ones), ``bad`` (``{"line", "reason"}`` for
     the first :data:`MAX_REPORTED_BAD` bad records; line numbers count from 1). A bad record never
-    raises; a missing file, one over :data:`MAX_FILE_BYTES` or one that is not UTF-8 text does."""
-    path = Path(path)
+    raises; a missing file (``OSError``), one that is not a regular file, one over
+    :data:`MAX_FILE_BYTES` or one that is not UTF-8 text (``ValueError``) does."""
+    return _load(Path(path), source, _read(Path(path))[1])
+
+
+def _load(path: Path, source: str | None, text: str) -> tuple[list[ORInstance], dict[str, Any]]:
     source = path.stem if source is None else source
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise ValueError(f"{path}: {size} bytes; the limit is {MAX_FILE_BYTES}")
-    try:
-        text = path.read_bytes().decode("utf-8-sig")  # -sig: a BOM some editors write is not a record
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     fmt, items = iter_records(text)
     instances: list[ORInstance] = []
     bad: list[dict[str, Any]] = []
@@ -325,13 +416,14 @@ def convert_benchmark(input_path: str | os.PathLike, out_dir: str | os.PathLike,
     manifest: the input's name and sha256, the counts, the output's sha256 and the bad-record
     report. Nothing is downloaded."""
     input_path = Path(input_path)
-    instances, report = load_benchmark(input_path, source=source)
+    data, text = _read(input_path)  # read once: the hash is of the bytes that were converted
+    instances, report = _load(input_path, source, text)
     out_dir = Path(out_dir)
     name = f"{input_path.stem}.jsonl"
     files = {name: {"count": len(instances), "infeasible": report["n_infeasible"],
                     "sha256": write_instances(out_dir / name, instances)}}
     manifest = {"name": "or-convert", "input": input_path.name,
-                "input_sha256": hashlib.sha256(input_path.read_bytes()).hexdigest(),
+                "input_sha256": hashlib.sha256(data).hexdigest(),
                 "source": report["source"], "format": report["format"],
                 "counts": {k: report[k] for k in ("n_read", "n_ok", "n_bad", "n_infeasible")},
                 "bad": report["bad"], "files": files}

@@ -2,7 +2,11 @@
 
 Reading: :func:`load_saturn_jsonl` turns SATURN's released JSONL records (``n_sat``, ``k``,
 ``clause`` such as ``"!A!B!C & A!B!D"``, ``solution``) into :class:`SATInstance` objects usable
-with ``env.reset(options={"instance": inst})`` (the raw record dict works there too).
+with ``env.reset(options={"instance": inst})`` (the raw record dict works there too). Files are
+read by :mod:`solvergym.envs.records` (regular files only, bounded size and depth); a record of
+the wrong shape or types, or whose ``model_count`` is not the formula's
+(:func:`~.generator.check_model_count`: it sets tool mode's chance penalty), is a ``ValueError``
+naming ``path:line``, and the same record given to ``reset`` a ``ValueError`` saying what is wrong.
 
 Building (seeded; the same seed writes the same bytes):
 
@@ -29,9 +33,10 @@ import numpy as np
 from tqdm import tqdm
 
 from ..datafiles import stream_rng, write_jsonl
-from .cnf import count_models, formula_key, parse_clauses
+from ..records import check_value, read_jsonl, where
+from .cnf import formula_key, parse_clauses
 from .decision import DecisionInstance, decision_instance
-from .generator import SATInstance, sat_construction
+from .generator import SATInstance, cached_model_count, sat_construction
 from .prompts import saturn_prompt
 
 __all__ = [
@@ -63,27 +68,43 @@ SATURN_HARD_LEVELS: tuple[tuple[int, int, int], ...] = (
 SATURN_HARD_SIZE = 100
 
 
-def instance_from_saturn_record(record: dict[str, Any]) -> SATInstance:
-    """A SATURN JSONL record -> :class:`SATInstance` (``ValueError`` if inconsistent).
+def _field(record: dict[str, Any], name: str, kind: type, what: str) -> Any:
+    value = record[name]
+    if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
+        raise ValueError(f"{name} must be {what}, got {type(value).__name__} {value!r:.40}")
+    return value
 
-    ``n_sat`` and ``k`` are required, as are ``clause`` and ``solution``; statistics are
-    taken from the record when it has them (files written by solvergym) or computed.
+
+def instance_from_saturn_record(record: dict[str, Any]) -> SATInstance:
+    """A SATURN JSONL record -> :class:`SATInstance` (``ValueError`` saying what is wrong).
+
+    ``n_sat`` and ``k`` (ints), ``clause`` and ``solution`` (strings) are required; a field of
+    another type is an error, not converted (``int(5.5)`` would silently read 5). ``model_count``
+    and ``model_count_exact`` are taken from the record when it has them (files written by
+    solvergym), else computed; either way :meth:`SATInstance.validate` recounts or checks the
+    count, which the chance penalty of tool mode is computed from.
     """
-    try:
-        n, k, text, solution = int(record["n_sat"]), int(record["k"]), record["clause"], record["solution"]
-    except KeyError as e:
-        raise ValueError(f"a SATURN record needs n_sat, k, clause and solution; missing {e}") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"a SATURN record is a JSON object, got {type(record).__name__}")
+    check_value(record)
+    missing = [name for name in ("n_sat", "k", "clause", "solution") if name not in record]
+    if missing:
+        raise ValueError(f"a SATURN record needs n_sat, k, clause and solution; missing {missing}")
+    n = _field(record, "n_sat", int, "an int")
+    k = _field(record, "k", int, "an int")
+    text = _field(record, "clause", str, "a string")
+    solution = _field(record, "solution", str, "a string of bits")
     clauses = parse_clauses(text, k)
     if any(len(c) != n for c in clauses):
         raise ValueError(f"record says n_sat={n} but has clauses of other widths")
+    if "model_count_exact" in record:
+        _field(record, "model_count_exact", bool, "a bool")
     if "model_count" in record:
-        count, exact = record["model_count"], bool(record.get("model_count_exact", True))
+        count, exact = record["model_count"], record.get("model_count_exact", True)
     else:
-        count, exact = count_models(clauses, k)
-    inst = SATInstance(n=n, k=k, clauses=clauses, solution=str(solution),
-                       model_count=count, model_count_exact=exact)
-    inst.validate()
-    inst.mark_validated()
+        count, exact = cached_model_count(clauses, k)  # cached: validate() recounts the same formula
+    inst = SATInstance(n=n, k=k, clauses=clauses, solution=solution, model_count=count, model_count_exact=exact)
+    inst.checked_validate()
     return inst
 
 
@@ -106,20 +127,26 @@ def saturn_record(inst: SATInstance, id_: int) -> dict[str, Any]:
 
 
 def load_saturn_jsonl(path: str | os.PathLike) -> list[SATInstance]:
-    """Read a SATURN JSONL file (released or built here); errors name the line."""
+    """Read a SATURN JSONL file (released or built here); a bad record is a ``ValueError`` naming
+    ``path:line`` (:func:`_read_jsonl`)."""
     return _read_jsonl(path, instance_from_saturn_record)
 
 
 def _read_jsonl(path: str | os.PathLike, parse) -> list:
+    """``parse`` of every record of a JSON Lines file, read by :func:`~solvergym.envs.records.read_jsonl`
+    (a regular, bounded file; lines bounded in length and depth). The first bad record raises a
+    ``ValueError`` starting ``path:line:``; a wrong type ``parse`` trips on is reported the same way."""
     out = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
+    for lineno, record, error in read_jsonl(path):
+        if error is None:
             try:
-                out.append(parse(json.loads(line)))
-            except (ValueError, json.JSONDecodeError) as e:
-                raise ValueError(f"{path}:{lineno}: {e}") from None
+                out.append(parse(record))
+                continue
+            except ValueError as e:
+                error = str(e)
+            except (TypeError, AttributeError, KeyError, IndexError) as e:
+                error = f"a field has the wrong type ({type(e).__name__}: {e})"
+        raise ValueError(f"{where(path, lineno)}: {error}")
     return out
 
 
@@ -234,6 +261,8 @@ def build_sat_bench(
 
 def decision_from_record(record: dict[str, Any]) -> DecisionInstance:
     """A SAT-Bench record written by :func:`build_sat_bench` -> :class:`DecisionInstance`."""
+    if not isinstance(record, dict):
+        raise ValueError(f"a SAT-Bench record is a JSON object, got {type(record).__name__}")
     return DecisionInstance.from_dict({k: v for k, v in record.items() if k not in _RECORD_EXTRAS})
 
 

@@ -20,17 +20,24 @@ Literals are DIMACS integers: variable ``i`` (0-based) is ``i + 1``, its negatio
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..instance import Instance
-from .cnf import DEFAULT_MODEL_LIMIT, as_rng, count_models, first_violated, format_clauses, formula_key
+from .cnf import (DEFAULT_MODEL_LIMIT, ENUMERATION_MAX_K, as_rng, count_models, first_violated, format_clauses,
+                  formula_key)
 
 __all__ = [
     "POOL_CAP",
     "SATInstance",
+    "model_count_error",
+    "cached_model_count",
+    "check_model_count",
+    "RECOUNT_MAX_WORK",
+    "CHECK_MAX_WORK",
     "difficulty",
     "clauses_per_solution",
     "plant",
@@ -79,20 +86,26 @@ class SATInstance(Instance):
     @property
     def chance_success(self) -> float | None:
         """Probability that a uniformly random assignment satisfies the formula (``count / 2^k``)."""
-        return None if self.model_count is None else self.model_count / 2.0**self.k
+        # int division: exact as before, and no float overflow for k >= 1024
+        return None if self.model_count is None else self.model_count / (1 << self.k)
 
     @property
     def clause_string(self) -> str:
         return format_clauses(self.clauses)
 
     def validate(self) -> None:
-        if not (isinstance(self.k, int) and self.k >= 1):
-            raise ValueError(f"k must be a positive int, got {self.k!r}")
+        """Raise ``ValueError`` for an inconsistent instance; the model count is checked by
+        :func:`check_model_count` (recounted for ``k <= 20``), since the chance penalty of tool
+        mode is computed from it."""
+        for name in ("n", "k"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
         if not isinstance(self.clauses, list) or not self.clauses:
             raise ValueError("an instance needs at least one clause")
         for c in self.clauses:
             if not isinstance(c, list) or not c or any(
-                not isinstance(x, int) or x == 0 or abs(x) > self.k for x in c
+                isinstance(x, bool) or not isinstance(x, int) or x == 0 or abs(x) > self.k for x in c
             ):
                 raise ValueError(f"bad clause {c!r} for k={self.k}")
         if not isinstance(self.solution, str) or len(self.solution) != self.k or set(
@@ -105,6 +118,82 @@ class SATInstance(Instance):
                 f"the planted solution {self.solution} violates clause {bad} "
                 f"({format_clauses([self.clauses[bad]])})"
             )
+        check_model_count(self.clauses, self.k, self.model_count, self.model_count_exact)
+
+
+def model_count_error(count, exact, k: int) -> str | None:
+    """Why ``(count, exact)`` cannot be the model count of a satisfiable formula over ``k``
+    variables, judged by type and range alone (``None``: it can). ``count`` is an int (not a
+    bool) in ``[1, 2^k]`` (0 would be unsatisfiable, and a SATURN instance has its planted
+    solution) or ``None`` (not counted); ``exact`` a bool."""
+    if not isinstance(exact, bool):
+        return f"model_count_exact must be a bool, got {type(exact).__name__} {exact!r:.40}"
+    if count is None:
+        return None
+    if isinstance(count, bool) or not isinstance(count, int):
+        return f"model_count must be an int or None, got {type(count).__name__} {count!r:.40}"
+    # count <= 2^k without building 2^k (k comes from the record)
+    if count < 1 or count.bit_length() > k + 1 or (count.bit_length() == k + 1 and count != 1 << k):
+        return f"model_count {count} is not in [1, 2^{k}] (the models of a satisfiable formula of {k} variables)"
+    return None
+
+
+#: the most (clause, assignment) checks an exact recount may take (2^k assignments times the
+#: clauses, about a second): SATURN's levels need at most 2^8 x 40; a record that would need more
+#: is checked as one above k = 20 is (:func:`check_model_count`)
+RECOUNT_MAX_WORK = 1 << 30
+#: the most (models enumerated x clauses) a CDCL check of an exact count above k = 20 may take
+#: (CDCL costs ~30 us a model at SATURN's sizes: a few seconds at most)
+CHECK_MAX_WORK = 64 * DEFAULT_MODEL_LIMIT
+
+
+@functools.lru_cache(maxsize=4096)
+def _counted(key: tuple, k: int, limit: int) -> tuple[int, bool]:
+    return count_models([list(c) for c in key], k, limit=limit)
+
+
+def cached_model_count(clauses: list[list[int]], k: int, limit: int = DEFAULT_MODEL_LIMIT) -> tuple[int, bool]:
+    """:func:`~.cnf.count_models`, computed once per formula (clause and literal order aside):
+    every reset of a record, and every wrong answer to it, asks for the same count."""
+    return _counted(formula_key(clauses), k, limit)
+
+
+def check_model_count(clauses: list[list[int]], k: int, count, exact) -> None:
+    """``ValueError`` unless ``(count, exact)`` is the model count of ``clauses``, as far as it can
+    be known: for ``k <= 20`` it is recounted exactly (an exact count must equal it, a lower bound
+    must not exceed it); above, an exact count is checked by enumerating models with CDCL up to one
+    past it (fewer than :data:`~.cnf.DEFAULT_MODEL_LIMIT` models, beyond which a count above 20
+    variables is never exact, and :data:`CHECK_MAX_WORK`), and an exact count that neither check
+    can afford (:data:`RECOUNT_MAX_WORK`) is refused. A lower bound is only range-checked there
+    (the scorer charges a wrong answer eq. 1's ``-1 - eps`` for a bound, whatever its value).
+    ``None`` (not counted) passes: the scorer counts it."""
+    error = model_count_error(count, exact, k)
+    if error is not None:
+        raise ValueError(error)
+    if count is None:
+        return
+    if k <= ENUMERATION_MAX_K and len(clauses) << k <= RECOUNT_MAX_WORK:
+        true = cached_model_count(clauses, k)[0]  # exact: k <= 20 enumerates
+        if exact and count != true:
+            raise ValueError(f"model_count {count} is wrong: the formula has {true} models")
+        if not exact and count > true:
+            raise ValueError(f"model_count {count} (a lower bound) exceeds the formula's {true} models")
+        return
+    if not exact:
+        return
+    # count_models enumerates all 2^k assignments for k <= 20, whatever its limit: only CDCL
+    # (k > 20) checks a count by enumerating one model past it
+    if k <= ENUMERATION_MAX_K or count >= DEFAULT_MODEL_LIMIT or (count + 1) * len(clauses) > CHECK_MAX_WORK:
+        raise ValueError(f"model_count {count} is given as exact, but for k={k} variables and {len(clauses)} "
+                         f"clauses it cannot be checked within the bounds (an exact recount: {ENUMERATION_MAX_K} "
+                         f"variables and {RECOUNT_MAX_WORK} clause checks; a CDCL check: fewer than "
+                         f"{DEFAULT_MODEL_LIMIT} models and {CHECK_MAX_WORK} clause-models); give it with "
+                         f"model_count_exact false (a lower bound) or leave it out")
+    found, complete = cached_model_count(clauses, k, count + 1)
+    if not complete:
+        raise ValueError(f"model_count {count} is wrong: the formula has at least {found} models")
+    if found != count:
+        raise ValueError(f"model_count {count} is wrong: the formula has {found} models")
 
 
 # ---------------------------------------------------------------------------------- planted

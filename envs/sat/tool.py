@@ -14,15 +14,14 @@
 """
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from ..capabilities import ToolCapability
 from ..parsing import DECISION_WORDS, final_answer_block
 from ..problem import Gold, Verdict
 from ...sandbox import SOLVER_FAMILIES
-from .cnf import count_models, first_violated, formula_key, var_name
-from .generator import SATInstance
+from .cnf import first_violated, var_name
+from .generator import SATInstance, cached_model_count, model_count_error
 from .programs import cnf_program
 from .truth import decision_truth, saturn_truth
 from .verify import DEFAULT_EPS, SATRL_FORMAT, WRONG_PENALTIES, parse_bitstring, wrong_assignment_reward
@@ -31,17 +30,15 @@ __all__ = ["SATTool", "SATBenchTool"]
 
 
 def _chance(inst: SATInstance) -> tuple[float, bool]:
-    """``(chance_success, exact)``; an instance that came without its model count (a dataset
-    record) is counted once per formula, not once per wrong answer."""
-    if inst.model_count is not None:
-        return inst.chance_success, inst.model_count_exact
-    count, exact = _count(formula_key(inst.clauses), inst.k)
-    return count / 2.0**inst.k, exact
-
-
-@functools.lru_cache(maxsize=4096)
-def _count(key: tuple, k: int) -> tuple[int, bool]:
-    return count_models([list(c) for c in key], k)
+    """``(chance_success, exact)``. The instance's own count where it is well-formed (at reset it
+    was recounted or checked, :meth:`SATInstance.validate`); an instance without one (a dataset
+    record) or with one out of type or range (one scored without a reset) is counted, once per
+    formula, not once per wrong answer: a count above 2^k or below 1 would make the penalty
+    raise, and one too low would let a guess pay."""
+    count, exact = inst.model_count, inst.model_count_exact
+    if count is None or model_count_error(count, exact, inst.k) is not None:
+        count, exact = cached_model_count(inst.clauses, inst.k)
+    return count / (1 << inst.k), exact  # int division: no float overflow for k >= 1024
 
 
 def _names(inst: SATInstance) -> list[str]:
