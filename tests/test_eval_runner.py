@@ -239,7 +239,8 @@ class _ORAgent:
                 "syntax_error": _or_answer("x = (1"),
                 "runtime_error": _or_answer("import gurobipy\nraise RuntimeError('boom')"),
                 "no_solve": _or_answer("print('objective: 12.0')"),
-                "infeasible": _or_answer("import gurobipy as gp\nm = gp.Model()\nx = m.addVar(lb=2, ub=1)\nm.optimize()"),
+                "infeasible": _or_answer("import gurobipy as gp\nm = gp.Model()\nx = m.addVar(lb=2, ub=1)\n"
+                                         "m.addConstr(x >= 0)\nm.optimize()"),
                 "wrong_objective": _or_answer("import gurobipy as gp\nm = gp.Model()\nx = m.addVar(lb=1, ub=1)\n"
                                               "m.setObjective(x)\nm.optimize()"),
             }[kind])

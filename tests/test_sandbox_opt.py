@@ -10,13 +10,17 @@ outside the sandbox, with HiGHS.
 """
 import json
 import math
+import os
 
 import pytest
 
 highspy = pytest.importorskip("highspy")
 
+from solvergym.envs.opt.mps import read_mps
+from solvergym.envs.opt.solve import solve_highs
 from solvergym.sandbox import Limits, SandboxPool
 from solvergym.sandbox import record as rec
+from solvergym.sandbox.capture.core import export_dir
 
 LIMITS = Limits(timeout_s=20.0)
 COUNTS = ("num_vars", "num_int", "num_bin", "num_constrs", "num_qconstrs", "num_q_obj_terms", "num_gen_constrs")
@@ -388,6 +392,130 @@ print("the program reads", m.ObjVal)
 """)
     assert "the program reads 1160.0" in r.stdout
     assert r.optimum["objective"] == 5.0 and "FORGED" not in r.optimum["mps"]
+
+
+# ----------------------------------------------------------------------------- the host's re-solve
+# The reward re-solves the exported model (issue 23): every API's export must re-solve to the optimum.
+HONEST = {
+    "gurobipy": """
+import gurobipy as gp
+from gurobipy import GRB
+m = gp.Model(); m.Params.OutputFlag = 0
+x = m.addVar(ub=3.5, name="x"); y = m.addVar(vtype=GRB.INTEGER, ub=4, name="y"); b = m.addVar(vtype=GRB.BINARY)
+m.addConstr(x + y + b <= 5.5); m.addConstr(x - y >= -2)
+m.setObjective(3 * x + 2 * y + 4 * b + 5, GRB.MAXIMIZE); m.optimize()
+""",
+    "highspy": """
+import highspy
+h = highspy.Highs(); h.silent()
+x = h.addVariable(lb=0, ub=3.5); y = h.addIntegral(lb=0, ub=4); b = h.addBinary()
+h.addConstr(x + y + b <= 5.5); h.addConstr(x - y >= -2)
+h.maximize(3 * x + 2 * y + 4 * b + 5)
+""",
+    "pywraplp": """
+from ortools.linear_solver import pywraplp
+s = pywraplp.Solver.CreateSolver("SCIP")
+x = s.NumVar(0, 3.5, "x"); y = s.IntVar(0, 4, "y"); b = s.BoolVar("b")
+s.Add(x + y + b <= 5.5); s.Add(x - y >= -2); s.BoolVar("unused")  # OR-Tools' own writer drops it
+s.Maximize(3 * x + 2 * y + 4 * b + 5); s.Solve()
+""",
+    # names CP-SAT and MathOpt allow but MPS cannot hold (spaces, duplicates) are replaced
+    "cpsat": """
+from ortools.sat.python import cp_model
+m = cp_model.CpModel()
+x = m.new_int_var(-3, 6, "x"); y = m.new_int_var(0, 4, "y y"); b = [m.new_bool_var("b") for _ in range(3)]
+m.new_int_var(0, 9, "unused")
+m.add(x + 2 * y <= 9); m.add_linear_constraint(x - y, -1, 5); m.add(x + y + b[2] >= 3)
+m.add_at_most_one(b); m.add_bool_or([b[0], ~b[1]]); m.add_exactly_one([b[1], b[2], ~b[0]]); m.add_bool_and([~b[1]])
+m.maximize(3 * x + 2 * y + 5 * b[0] - 2 * b[1] + b[2] + 7)
+s = cp_model.CpSolver(); s.parameters.num_workers = 1; s.solve(m)
+""",
+    "mathopt": """
+from ortools.math_opt.python import mathopt
+m = mathopt.Model(name="mix")
+x = m.add_variable(lb=0, ub=3.5, name="x"); y = m.add_integer_variable(lb=0, ub=4, name="y y")
+b = m.add_binary_variable(name="b"); m.add_variable(lb=-1, ub=1)
+m.add_linear_constraint(x + y + b <= 5.5); m.add_linear_constraint((-2 <= x - y) <= 3)
+m.maximize(3 * x + 2 * y + 4 * b + 5); mathopt.solve(m, mathopt.SolverType.HIGHS)
+""",
+}
+#: each one's optimum: x = 3.5, y = 1, b = 1 (10.5 + 2 + 4 + 5); CP-SAT's x = 6, y = 1, no b (18 + 2 + 7)
+HONEST_OPTIMUM = {"gurobipy": 21.5, "highspy": 21.5, "pywraplp": 21.5, "cpsat": 27.0, "mathopt": 21.5}
+
+
+def _host_resolve(mps: str) -> tuple[str, float | None]:
+    res = solve_highs(read_mps(mps).model)  # what the reward does with an exported model
+    return res.status, res.objective
+
+
+@pytest.mark.parametrize("api", sorted(HONEST))
+def test_every_api_exports_a_model_the_host_resolves_to_the_same_optimum(pool, api):
+    opt = _run(pool, HONEST[api]).optimum
+    assert (opt["status"], opt["sense"], opt["error"]) == ("optimal", "max", None), opt
+    assert opt["objective"] == pytest.approx(HONEST_OPTIMUM[api])
+    assert _host_resolve(opt["mps"]) == ("optimal", pytest.approx(HONEST_OPTIMUM[api]))
+    model = read_mps(opt["mps"]).model
+    assert model.constant == 5.0 or api == "cpsat" and model.constant == 7.0  # the objective constant kept
+    assert len(model.variables) == opt["num_vars"]  # an unused variable is still a column
+
+
+@pytest.mark.parametrize("code,optimum", [
+    ("from ortools.sat.python import cp_model\nm = cp_model.CpModel()\nx = m.new_int_var(1, 5, 'x'); "
+     "y = m.new_int_var(0, 5, 'y')\nm.add(x + y >= 4)\nm.minimize(0.5 * x + 1.25 * y + 2.5)\n"
+     "s = cp_model.CpSolver(); s.parameters.num_workers = 1\ns.solve(m)\n", 4.5),
+    ("from ortools.math_opt.python import mathopt\nm = mathopt.Model()\nx = m.add_variable(lb=-5, ub=5); "
+     "y = m.add_variable(lb=-5, ub=5)\nm.add_linear_constraint(x + y >= 1)\n"
+     "m.minimize(x * x + 2 * y * y + x * y - 3 * x + 1)\nmathopt.solve(m, mathopt.SolverType.GSCIP)\n", -11 / 7),
+], ids=["cpsat-floating-point-objective", "mathopt-qp-as-quadobj"])
+def test_cpsat_and_mathopt_minimisations_are_exported(pool, code, optimum):
+    opt = _run(pool, code).optimum
+    assert (opt["status"], opt["sense"], opt["error"]) == ("optimal", "min", None), opt
+    assert opt["objective"] == pytest.approx(optimum, abs=1e-5)  # SCIP's QP tolerance
+    assert _host_resolve(opt["mps"]) == ("optimal", pytest.approx(optimum, abs=1e-5))
+
+
+def test_a_cpsat_enforcement_literal_is_an_indicator_and_what_mps_cannot_say_is_explained(pool, tmp_path):
+    opt = _run(pool, """
+from ortools.sat.python import cp_model
+m = cp_model.CpModel()
+x = m.new_int_var(0, 10, "x"); y = m.new_int_var(0, 10, "y"); b = m.new_bool_var("b")
+m.add(x + y <= 4).only_enforce_if(b); m.add(x >= 6).only_enforce_if(~b); m.maximize(x + y + 3 * b)
+s = cp_model.CpSolver(); s.parameters.num_workers = 1; s.solve(m)
+""").optimum
+    assert opt["objective"] == 20.0 and "INDICATORS" in opt["mps"]
+    gp = pytest.importorskip("gurobipy")  # Gurobi reads INDICATORS (HiGHS does not)
+    (path := tmp_path / "ind.mps").write_text(opt["mps"])
+    with gp.Env(params={"OutputFlag": 0}) as env, gp.read(str(path), env=env) as m:
+        m.optimize()
+        assert (m.NumGenConstrs, m.ObjVal) == (2, 20.0)
+    for body, word in (("m.add_all_different([x, y])", "all_diff"), ("m.add(x != 3)", "domain"),
+                       ("m.add(x + y <= 4).only_enforce_if([b, c])", "enforcement"),
+                       ("m.add_multiplication_equality(x, [y, y])", "int_prod")):
+        opt = _run(pool, "from ortools.sat.python import cp_model\nm = cp_model.CpModel(); s = cp_model.CpSolver()\n"
+                   "x, y = m.new_int_var(0, 10, 'x'), m.new_int_var(0, 3, 'y'); b, c = m.new_bool_var('b'), "
+                   f"m.new_bool_var('c')\n{body}\nm.maximize(x)\ns.parameters.num_workers = 1\ns.solve(m)\n").optimum
+        assert opt["status"] == "optimal" and opt["mps"] is None and not opt["mps_truncated"]
+        assert word in opt["error"], (body, opt["error"])
+
+
+@pytest.mark.parametrize("api", ["gurobipy", "highspy"])
+@pytest.mark.parametrize("before", [
+    "import os\nos.chmod('.', 0o500)\n", "import os\nos.chmod('.', 0)\n", "import os\nos.chdir('/')\n",
+    "import os, shutil\nd = os.getcwd()\nos.chdir('/')\nshutil.rmtree(d)\n",
+], ids=["read-only-cwd", "no-access-cwd", "chdir", "cwd-removed"])
+def test_the_export_survives_what_the_program_does_to_its_working_directory(pool, api, before):
+    opt = _run(pool, before + HONEST[api]).optimum  # the export is in the capture's own directory
+    assert opt["error"] is None and opt["mps"] is not None, opt["error"]
+    assert _host_resolve(opt["mps"]) == ("optimal", pytest.approx(21.5))
+
+
+def test_the_export_directory_is_private_only_where_tmp_is_the_programs_own(tmp_path, monkeypatch):
+    (work := tmp_path / "sg-1").mkdir()
+    monkeypatch.chdir(work)
+    made = export_dir()  # the working directory alone in its parent: a 0700 sibling
+    assert os.path.dirname(made) == str(tmp_path) and os.stat(made).st_mode & 0o777 == 0o700
+    os.rmdir(made), (tmp_path / "other").mkdir()  # a shared parent collects no directories: the cwd itself
+    assert export_dir() == str(work) and sorted(os.listdir(tmp_path)) == ["other", "sg-1"]
 
 
 # ----------------------------------------------------------------------------- record validation

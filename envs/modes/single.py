@@ -11,7 +11,9 @@ problem's ``Knobs``.
 ``max_turns > 1`` lets a problem that supports it (:meth:`~..problem.Problem.revise`) take a
 revised answer: while turns remain, an answer the problem sends back (a program that did not run,
 with its traceback) earns nothing yet and its feedback is the next observation; the last answer
-is scored. An unparseable answer is a format failure on any turn.
+is scored. An unparseable answer is a format failure on any turn. A step that sends an answer back
+leaves out of its ``info`` the keys the problem names private (``private_info``: the ground truth
+and what the host knows of it); only the step that ends the episode carries them, for logging.
 """
 from __future__ import annotations
 
@@ -39,7 +41,9 @@ class SingleTurnEnv(ProblemEnv):
         if self._turn + 1 < self.max_turns:
             feedback = self.problem.revise(self.instance, v)
             if feedback is not None:  # turns remain and the problem lets this answer be revised: no reward yet
-                info = {"correct": False, "reason": v.reason, "revise": True, **v.info}
+                private = getattr(self.problem, "private_info", ())
+                info = {"correct": False, "reason": v.reason, "revise": True,
+                        **{k: x for k, x in v.info.items() if k not in private}}
                 return Outcome(dict.fromkeys(v.components, 0.0), False, feedback, info)
         return self._outcome(v)
 

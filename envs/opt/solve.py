@@ -35,7 +35,7 @@ import numpy as np
 from .model import LinearModel
 
 __all__ = ["SolveResult", "STATUSES", "solve_highs", "solve_ortools", "solve_gurobi", "reference_solve",
-           "objectives_agree", "clean_objective", "hessian_lower"]
+           "objectives_agree", "clean_objective", "hessian_lower", "gurobi_env"]
 
 #: what a reference solve reports: a subset of the sandbox's solver-status vocabulary
 #: (:data:`solvergym.sandbox.record.OPTIMUM_STATUSES`), so a program's optimum and the ground truth
@@ -201,12 +201,15 @@ def hessian_lower(model: LinearModel, sign: float = 1.0) -> tuple[list[int], lis
     return start, rows, values
 
 
-def solve_highs(model: LinearModel | dict, time_limit_s: float = 10.0) -> SolveResult:
+def solve_highs(model: LinearModel | dict, time_limit_s: float = 10.0, *, presolve: bool = True,
+                options: dict | None = None) -> SolveResult:
     """Solve with HiGHS: LP, MIP, and QP when every variable is continuous (HiGHS has no MIQP).
 
     "Infeasible or unbounded" (what presolve reports when it cannot tell) is settled by solving
     again without presolve, and for a MIP then by its relaxation: an infeasible relaxation is an
-    infeasible MIP, anything else is reported as ``"unbounded"`` with the reason.
+    infeasible MIP, anything else is reported as ``"unbounded"`` with the reason. ``presolve=False``
+    solves without presolve from the start (the host re-solve confirms an infeasible verdict so);
+    ``options`` are further HiGHS options, set before the solve.
     """
     limit = _check_limit(time_limit_s)
     model = _as_model(model)
@@ -226,6 +229,10 @@ def solve_highs(model: LinearModel | dict, time_limit_s: float = 10.0) -> SolveR
         h = _new_highs()
         h.setOptionValue("mip_rel_gap", 0.0)
         h.setOptionValue("mip_abs_gap", 1e-9)
+        if not presolve:
+            h.setOptionValue("presolve", "off")
+        for key, value in (options or {}).items():
+            h.setOptionValue(key, value)
         status = h.passModel(_highs_model(model, negate))
         if status == highspy.HighsStatus.kError:
             return result("error", reason="HiGHS rejected the model (passModel returned an error)")
@@ -365,7 +372,7 @@ _GUROBI_ENV = None
 _GUROBI_LOCK = threading.Lock()
 
 
-def _gurobi_env():
+def gurobi_env():
     """One silent gurobipy environment for the process: starting an ``Env`` checks the licence
     and would print its "Restricted license" banner each time without ``OutputFlag 0``."""
     global _GUROBI_ENV
@@ -395,13 +402,13 @@ def solve_gurobi(model: LinearModel | dict, time_limit_s: float = 10.0) -> Solve
     if not model.variables:
         return _empty_model(model, "gurobi", start)
     try:
-        import gurobipy as gp  # deferred, as in _gurobi_env
+        import gurobipy as gp  # deferred, as in gurobi_env
         from gurobipy import GRB
     except ImportError as e:
         return result("error", reason=f"gurobipy is not installed: {e}")
     m = None
     try:
-        m = gp.Model(env=_gurobi_env())
+        m = gp.Model(env=gurobi_env())
         m.Params.Threads = 1
         m.Params.TimeLimit = limit
         if model.is_integer:

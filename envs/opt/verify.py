@@ -1,5 +1,6 @@
-"""SIRL's reward (§3.3, §10, eq. 6) of one response, from the response text and what the sandbox
-captured from the solver object (never from what the program printed).
+"""SIRL's reward (§3.3, §10, eq. 6) of one response: the pure parts, from the response text and the
+model the host re-solved (:mod:`.problem` runs the program, reads its exported model and re-solves
+it; nothing here trusts a number the program's process reported).
 
 A response is ``<think>...</think><model>...</model><python>...</python>`` (§3.2). The components,
 named as in the paper:
@@ -9,32 +10,39 @@ named as in the paper:
   :func:`format_reward`) is an option.
 - ``execution`` (§10): 1 when the program ran to a clean exit and its last solve reported a solver
   status (optimal, infeasible, unbounded, a limit with an incumbent). A program that never solved,
-  raised, timed out or hit a licence limit earns 0.
-- ``accuracy`` (§3.3, §10): 2 when the captured objective of the last solve matches the ground
-  truth: ``tolerance="relative"`` (default: ``|y - y*| / (|y*| + 1) < 1e-6``, §11 and the OptMATH
-  protocol) or ``"absolute"`` (``|y - y*| <= 0.01``, §3.3). An objective of 0 is a number like any
-  other (SIRL's code never pays a ground truth of 0); an infeasible ground truth is matched by an
-  infeasible status (or HiGHS's "infeasible or unbounded").
-- ``bonus`` (§10, stage 2 only): ``bonus_weight`` when the answer is correct and the model the
-  program solved uses binaries, big-M, a quadratic term or a general constraint (:func:`advanced`).
-  The paper does not state the weight (default 1.0) nor the schedule.
-
-Everything here is pure: :mod:`.problem` runs the program and hands the captured optimum in.
+  raised, timed out or hit a licence limit earns 0. ``execution_rule`` (:data:`EXECUTION_RULES`):
+  ``"model"`` (default) also requires the solved model to have a variable and a row or an
+  objective term (:func:`empty_model`: ``m = gp.Model(); m.optimize()`` solves nothing);
+  ``"paper"`` is SIRL's rule, any solve that reported a status.
+- ``accuracy`` (§3.3, §10): 2 when the host's re-solve of the exported model matches the ground
+  truth (:func:`judge_objective`): ``tolerance="relative"`` (default: ``|y - y*| / (|y*| + 1) <
+  1e-6``, §11 and the OptMATH protocol) or ``"absolute"`` (``|y - y*| <= 0.01``, §3.3). An
+  objective of 0 is a number like any other (SIRL's code never pays a ground truth of 0). The same
+  model written as the optimisation of ``-f`` in the other sense (``min -benefit`` for a
+  maximisation, HiGHS's default sense) is accepted: its objective is ``-y*``. An infeasible ground
+  truth is matched by a proven infeasible re-solve of the problem's own model (:mod:`.problem`).
+- ``bonus`` (§10, stage 2 only): ``bonus_weight`` when the answer is correct and the exported
+  model uses binaries, big-M, a quadratic term or a general constraint that survive presolve-style
+  reductions (:mod:`.audit`). The paper does not state the weight (default 1.0) nor the schedule.
 """
 from __future__ import annotations
 
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+
+from .model import LinearModel
 
 __all__ = [
-    "TAGS", "FORMAT_RULES", "TOLERANCES", "TOLERANCE_RULES", "OK_STATUSES", "Sections", "sections", "format_reward",
-    "extract_program", "objective_matches", "advanced",
+    "TAGS", "FORMAT_RULES", "EXECUTION_RULES", "TOLERANCES", "TOLERANCE_RULES", "OK_STATUSES", "Sections",
+    "sections", "format_reward", "extract_program", "objective_matches", "empty_model", "judge_objective",
 ]
 
 TAGS = ("think", "model", "python")
 FORMAT_RULES = ("paper", "sirl_code")
+#: what earns ``execution``: "model" (default) a solve of a model with a variable and a row or an
+#: objective term; "paper" any solve that reported a status (SIRL §10)
+EXECUTION_RULES = ("model", "paper")
 TOLERANCES = ("relative", "absolute")
 #: each tolerance's rule, as reports name it (:func:`objective_matches`)
 TOLERANCE_RULES = {"relative": "|y - y*| / (|y*| + 1) < 1e-6", "absolute": "|y - y*| <= 0.01"}
@@ -116,18 +124,40 @@ def objective_matches(y: float | None, y_star: float | None, tolerance: str = "r
     return abs(y - y_star) / (abs(y_star) + 1.0) < 1e-6
 
 
-def advanced(optimum: dict[str, Any], big_m: bool) -> list[str]:
-    """What makes a solved model "advanced" for the stage-2 bonus (SIRL §10: "Big-M, binary
-    variables or non-linear forms"): ``binary`` (a binary variable), ``big_m`` (a constraint
-    coupling a binary with a large coefficient, read from the exported model), ``quadratic`` (a
-    quadratic objective term or constraint), ``general`` (a general, indicator or SOS constraint)."""
-    out = []
-    if optimum.get("num_bin", 0) > 0:
-        out.append("binary")
-    if big_m:
-        out.append("big_m")
-    if optimum.get("num_q_obj_terms", 0) > 0 or optimum.get("num_qconstrs", 0) > 0:
-        out.append("quadratic")
-    if optimum.get("num_gen_constrs", 0) > 0:
-        out.append("general")
-    return out
+def empty_model(model: LinearModel, *, extra_rows: int = 0) -> str:
+    """Why ``model`` is no model at all for ``execution_rule="model"`` ("": it has a variable and a
+    row with a nonzero coefficient or a nonzero objective term). ``extra_rows``: rows the model
+    holds beyond its linear ones (quadratic or general constraints the MPS reader only counts)."""
+    if not model.variables:
+        return "the solved model has no variable"
+    if extra_rows > 0 or model.is_quadratic or any(c != 0.0 for c in model.objective.values()):
+        return ""
+    if any(any(c != 0.0 for c in row.coefs.values()) for row in model.constraints):
+        return ""
+    return "the solved model has no constraint and no objective term"
+
+
+def _g(x: float) -> str:
+    return f"{x:.10g}"
+
+
+def judge_objective(y: float, y_star: float, tolerance: str, model_sense: str,
+                    problem_sense: str | None) -> tuple[bool, str]:
+    """Whether a re-solved objective ``y`` of a model optimised in ``model_sense`` answers a
+    problem whose optimum is ``y_star`` in ``problem_sense`` (``None``: not known, as for a
+    benchmark record), and why. ``y`` matches (:func:`objective_matches`), or the model is the
+    problem's written as the optimisation of ``-f`` in the other sense and ``-y`` matches. The
+    reason never states ``y_star`` unless the answer matches it (it becomes an observation)."""
+    rule = f"({tolerance} tolerance)"
+    if objective_matches(y, y_star, tolerance):
+        return True, f"objective {_g(y)} matches {_g(y_star)} {rule}"
+    if problem_sense is None:
+        return False, (f"objective {_g(y)} does not match the ground truth {rule}; the problem's sense is "
+                       "unknown, so a negated objective is not accepted as the same model with its sense flipped")
+    if model_sense != problem_sense:
+        if objective_matches(-y, y_star, tolerance):
+            return True, (f"objective {_g(y)} is {_g(y_star)} negated: the problem's model with its sense flipped "
+                          f"(it {model_sense}imises -f) {rule}")
+        return False, (f"objective {_g(y)} does not match the ground truth {rule}, nor does its negation (the "
+                       f"model {model_sense}imises where the problem {problem_sense}imises)")
+    return False, f"objective {_g(y)} does not match the ground truth {rule}"

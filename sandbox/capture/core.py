@@ -22,6 +22,7 @@ import json
 import operator
 import os
 import sys
+import tempfile
 
 #: top-level module -> solver family name used in prompts and rewards (SAT-RL §3.1's PyPI names
 #: for python-sat; the others are their import names).
@@ -81,12 +82,7 @@ class Capture:
         server rejects a record without it), and only this process will report."""
         self.reset()
         self.active = True
-        # where MPS exports are written and read back: the program's working directory (the
-        # only place Landlock lets it write; the program may chdir away later)
-        try:
-            self.tmpdir = os.getcwd()
-        except OSError:
-            self.tmpdir = None
+        self.tmpdir = export_dir()
         self._writer = _report_writer(self, report_fd, secret, os.getpid())
         builtins.__import__ = tracking_import(self)
         os._exit = self._writer
@@ -184,6 +180,32 @@ def _report_writer(cap: Capture, fd: int, secret: str, pid: int):
         _real_exit(code)
 
     return exit_with_report
+
+
+def export_dir() -> str | None:
+    """Where this process's MPS exports are written and read back, chosen when the capture is
+    armed: a directory of the capture's own (absolute, mode 0700) beside the working directory
+    when the program's ``/tmp`` holds nothing else (the fresh tmpfs each program gets under the
+    namespaces, gone with it), so that a program that makes its working directory read-only,
+    removes it or chdirs away still exports its model; else the working directory itself (under
+    Landlock the only place the program may write, and a shared ``/tmp`` must not collect
+    directories). ``None`` when there is no working directory."""
+    try:
+        workdir = os.getcwd()
+    except OSError:
+        return None
+    parent = os.path.dirname(workdir)
+    try:
+        with os.scandir(parent) as entries:
+            alone = [e.name for _, e in zip(range(2), entries)] == [os.path.basename(workdir)]
+    except OSError:
+        alone = False
+    if alone:
+        try:
+            return tempfile.mkdtemp(prefix=".sandbox-mps-", dir=parent)
+        except OSError:
+            pass
+    return workdir
 
 
 def wrap_call(cap: Capture, family: str, call: str, kind: str, fn, snapshot, optimum=None):

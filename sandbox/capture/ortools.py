@@ -1,11 +1,32 @@
 """OR-Tools' capture, one library with three solver APIs: CP-SAT (``CpSolver.Solve`` and its
 variants: a copy of the model, serialised as a ``cpsat`` formula, and an optimum), the linear
 solver wrapper ``pywraplp`` (``Solver.Solve``: the model's LP text as an ``lp`` formula, an optimum
-and its MPS export) and MathOpt (``mathopt.solve``: an optimum)."""
+and its MPS export) and MathOpt (``mathopt.solve``: an optimum).
+
+Every optimum carries the solved model as MPS text, which the host re-solves (the reward trusts
+no number the program's process reports). All three APIs' models are written here, in memory
+(``optimum.free_mps``), from the model's proto:
+
+- ``pywraplp``: its ``MPModelProto`` (OR-Tools' own MPS writer lists a column that is in no row
+  in BOUNDS only, which HiGHS reads as a column, Gurobi drops and the host's reader refuses);
+- CP-SAT: integer variables, linear constraints and the Boolean clauses ``bool_or``,
+  ``bool_and``, ``at_most_one`` and ``exactly_one`` as rows over literals (``not x`` is
+  ``1 - x``), one enforcement literal as an indicator, assumptions as fixed literals, and the
+  objective with its offset and scaling (a maximisation is stored as a negated minimisation with
+  a negative scaling factor);
+- MathOpt: variables, linear and indicator constraints and the objective, its quadratic terms as
+  QUADOBJ. OR-Tools' MathOpt converter (``math_opt.io.python.mps_converter``) is not used: it
+  drops a quadratic objective without a word and has the BOUNDS-only columns above.
+
+What MPS cannot state (a domain of several intervals, ``all_different``, a product, two
+enforcement literals, quadratic or cone constraints, several objectives) gives no MPS, with the
+reason in the optimum's ``error``.
+"""
 from __future__ import annotations
 
 from .core import Capture, argument, is_wrapped, patch, wrap_call
-from .optimum import OptimumReader, count, float_text, is_binary, too_large_for_mps
+from .optimum import (MAX_MPS, MIN_MPS_ENTRY_BYTES, OptimumReader, count, float_text, free_mps,
+                      is_binary, too_large_for_mps)
 
 MAX_PROTO_TEXT = 1 << 20
 
@@ -49,9 +70,13 @@ _LP_STATUS = {0: ("OPTIMAL", "optimal"), 1: ("FEASIBLE", "feasible"), 2: ("INFEA
 
 
 def _pywraplp_reader(pywraplp) -> OptimumReader:
-    Solver = pywraplp.Solver
+    from ortools.linear_solver import linear_solver_pb2
+
+    Solver, Objective = pywraplp.Solver, pywraplp.Objective
     objective_of, variables_of = Solver.Objective, Solver.variables
-    num_constraints, export_mps = Solver.NumConstraints, Solver.ExportModelAsMpsFormat
+    value_of, maximises = Objective.Value, Objective.maximization
+    num_constraints, export_proto = Solver.NumConstraints, Solver.ExportModelToProto
+    ModelProto = linear_solver_pb2.MPModelProto
 
     def owns(args, kwargs):
         return bool(args) and isinstance(args[0], Solver)
@@ -60,11 +85,11 @@ def _pywraplp_reader(pywraplp) -> OptimumReader:
         code = int(out)
         opt["raw_status"], opt["status"] = _LP_STATUS.get(code, (str(code), "other"))
         if code in (0, 1):
-            opt["objective"] = float_text(objective_of(args[0]).Value())
+            opt["objective"] = float_text(value_of(objective_of(args[0])))
 
     def model(opt, args, kwargs):
         solver = args[0]
-        opt["sense"] = "max" if objective_of(solver).maximization() else "min"
+        opt["sense"] = "max" if maximises(objective_of(solver)) else "min"
         n_vars = n_int = n_bin = 0
         for v in variables_of(solver):
             n_vars += 1
@@ -81,10 +106,9 @@ def _pywraplp_reader(pywraplp) -> OptimumReader:
     def export(cap, opt, args, kwargs):
         if too_large_for_mps(opt):
             return None
-        text = export_mps(args[0], False, False)  # free format, the model's own names
-        if not text:
-            raise RuntimeError("OR-Tools exported no MPS text")
-        return text
+        proto = ModelProto()
+        export_proto(args[0], proto)
+        return _mp_model_mps(proto, opt)
 
     return OptimumReader("ortools", "linear_solver.Solve", owns, status, model, export)
 
@@ -98,10 +122,13 @@ def _cpsat_reader(cp_model) -> OptimumReader:
     CpSolver, CpModel = cp_model.CpSolver, cp_model.CpModel
     objective_value = CpSolver.__dict__.get("objective_value")
     objective_value = objective_value.fget if isinstance(objective_value, property) else CpSolver.ObjectiveValue
+    # the proto as the base class holds it (a subclass's ``proto`` or ``model_proto`` is not read)
+    held = next((k.__dict__["model_proto"] for k in CpModel.__mro__ if "model_proto" in k.__dict__), None)
+    get_proto = held.fget if held is not None else CpModel.__dict__["proto"].fget
 
     def proto_of(args, kwargs):
         model = argument(args, kwargs, 1, "model")
-        return model.proto if isinstance(model, CpModel) else None
+        return get_proto(model) if isinstance(model, CpModel) else None
 
     def owns(args, kwargs):
         return bool(args) and isinstance(args[0], CpSolver) and proto_of(args, kwargs) is not None
@@ -136,7 +163,124 @@ def _cpsat_reader(cp_model) -> OptimumReader:
         opt["num_constrs"], opt["num_gen_constrs"] = n_lin, n_all - n_lin
         opt["num_qconstrs"] = opt["num_q_obj_terms"] = 0
 
-    return OptimumReader("ortools", "CpSolver.Solve", owns, status, model)
+    def export(cap, opt, args, kwargs):
+        return _cpsat_mps(proto_of(args, kwargs), opt)
+
+    return OptimumReader("ortools", "CpSolver.Solve", owns, status, model, export)
+
+
+_INF = float("inf")
+#: CP-SAT bounds at or beyond this are infinite (CP-SAT marks "none" with the int64 extremes)
+_CP_INFINITE = 1 << 53
+#: the constraint kinds of CpModelProto, to name one MPS cannot state
+_CP_KINDS = ("bool_xor", "int_div", "int_mod", "int_prod", "lin_max", "element", "circuit", "routes", "inverse",
+             "reservoir", "table", "automaton", "interval", "no_overlap", "no_overlap_2d", "cumulative",
+             "all_diff", "dummy_constraint")
+
+
+def _cp_interval(domain, what: str, k: int) -> tuple[float, float]:
+    """A CP-SAT domain (flat ``[lo0, hi0, lo1, hi1, ...]``) as one interval; adjacent integer
+    intervals are one. ``ValueError`` when it has holes (MPS bounds are one interval)."""
+    n = len(domain)
+    if n == 2:  # nearly always: one element access each (a pybind list is copied whole)
+        lo, hi = int(domain[0]), int(domain[1])
+    else:
+        d = [int(x) for x in domain]
+        if not d or n % 2:
+            raise ValueError(f"{what} {k} has an empty domain")
+        lo, hi = d[0], d[1]
+        for j in range(2, n, 2):
+            if d[j] > hi + 1:
+                raise ValueError(f"{what} {k} has a domain of several intervals, which MPS cannot state")
+            hi = max(hi, d[j + 1])
+    return (-_INF if lo <= -_CP_INFINITE else float(lo)), (_INF if hi >= _CP_INFINITE else float(hi))
+
+
+def _cp_terms(refs, coeffs, scale: float = 1.0) -> dict[int, float]:
+    """Linear terms over CP-SAT references (a negative one, ``-i-1``, is ``-x_i``)."""
+    out: dict[int, float] = {}
+    for ref, a in zip(refs, coeffs):
+        ref, a = int(ref), float(a) * scale
+        if ref < 0:
+            ref, a = -ref - 1, -a
+        out[ref] = out.get(ref, 0.0) + a
+    return out
+
+
+def _cpsat_mps(proto, opt: dict) -> str | None:
+    """The CP-SAT model as MPS text (see the module docstring); ``None`` when it is too large."""
+    n_constraints = len(proto.constraints)
+    if too_large_for_mps({**opt, "num_constrs": n_constraints}):
+        return None
+    limit = MAX_MPS // MIN_MPS_ENTRY_BYTES - len(proto.variables) - n_constraints
+    columns = []
+    for k, v in enumerate(proto.variables):
+        lo, hi = _cp_interval(v.domain, "variable", k)
+        columns.append([v.name, lo, hi, True])
+    for ref in proto.assumptions:  # solved as fixed literals
+        ref = int(ref)
+        col = columns[ref if ref >= 0 else -ref - 1]
+        if ref >= 0:
+            col[1] = max(col[1], 1.0)
+        else:
+            col[2] = min(col[2], 0.0)
+    rows, indicators = [], []
+    for k, c in enumerate(proto.constraints):
+        enforcement = c.enforcement_literal
+        if len(enforcement) > 1:
+            raise ValueError(f"constraint {k} has {len(enforcement)} enforcement literals (an MPS indicator has one)")
+        if _proto_has(c, "linear"):
+            lin = c.linear
+            limit -= len(lin.vars)
+            if limit < 0:
+                return None
+            terms = _cp_terms(lin.vars, lin.coeffs)
+            lo, hi = _cp_interval(lin.domain, "linear constraint", k)
+        else:
+            kind = next((name for name in _CP_LITERAL_LISTS if _proto_has(c, name)), None)
+            if kind is None or kind == "bool_xor":
+                kind = kind or next((name for name in _CP_KINDS if _proto_has(c, name)), "unknown")
+                raise ValueError(f"CP-SAT {kind} constraint {k} has no MPS form")
+            literals = getattr(c, kind).literals
+            limit -= len(literals)
+            if limit < 0:
+                return None
+            terms, negated = {}, 0
+            for ref in literals:  # not x is 1 - x: its 1 moves to the bounds
+                ref = int(ref)
+                if ref >= 0:
+                    terms[ref] = terms.get(ref, 0.0) + 1.0
+                else:
+                    terms[-ref - 1] = terms.get(-ref - 1, 0.0) - 1.0
+                    negated += 1
+            lo, hi = _LITERAL_ROWS[kind](len(literals))
+            lo, hi = lo - negated, hi - negated
+        rows.append((c.name, lo, hi, terms))
+        if len(enforcement):
+            ref = int(enforcement[0])
+            indicators.append((len(rows) - 1, ref if ref >= 0 else -ref - 1, 1 if ref >= 0 else 0))
+    sense, objective, constant = "min", {}, 0.0
+    for kind in ("objective", "floating_point_objective"):
+        if _proto_has(proto, kind) and len(getattr(proto, kind).vars) > limit:
+            return None
+    if _proto_has(proto, "objective"):
+        obj = proto.objective
+        if len(obj.domain):
+            raise ValueError("a CP-SAT objective domain has no MPS form")
+        scale = float(obj.scaling_factor) or 1.0  # 0 means 1; a maximisation is stored negated, scaled by -1
+        sense = "max" if scale < 0 else "min"
+        objective, constant = _cp_terms(obj.vars, obj.coeffs, scale), scale * float(obj.offset)
+    elif _proto_has(proto, "floating_point_objective"):
+        obj = proto.floating_point_objective
+        sense = "max" if obj.maximize else "min"
+        objective, constant = _cp_terms(obj.vars, obj.coeffs), float(obj.offset)
+    return free_mps(name=proto.name, sense=sense, columns=columns, rows=rows, objective=objective,
+                    constant=constant, indicators=indicators)
+
+
+#: each clause over n literals as lo <= sum(literals) <= hi
+_LITERAL_ROWS = {"bool_or": lambda n: (1.0, _INF), "bool_and": lambda n: (float(n), _INF),
+                 "at_most_one": lambda n: (-_INF, 1.0), "exactly_one": lambda n: (1.0, 1.0)}
 
 
 #: MathOpt termination reasons that map directly
@@ -155,6 +299,14 @@ def _install_mathopt(cap: Capture) -> None:
     if is_wrapped(orig):
         return
     Model = mathopt.Model
+    export_model = Model.export_model
+    Result = mathopt.SolveResult
+    has_solution, objective_value = Result.has_primal_feasible_solution, Result.objective_value
+    try:
+        from ortools.math_opt.elemental.python import enums
+        matrix_attr = enums.DoubleAttr2.LINEAR_CONSTRAINT_COEFFICIENT
+    except (ImportError, AttributeError):
+        matrix_attr = None
 
     def model_of(args, kwargs):
         m = argument(args, kwargs, 0, "opt_model")
@@ -171,8 +323,8 @@ def _install_mathopt(cap: Capture) -> None:
             opt["status"] = "time_limit" if limit == "TIME" else "other"
         else:
             opt["status"] = _MATHOPT_DIRECT.get(raw, "other")
-        if out.has_primal_feasible_solution():
-            opt["objective"] = float_text(out.objective_value())
+        if has_solution(out):
+            opt["objective"] = float_text(objective_value(out))
 
     def model(opt, args, kwargs):
         m = model_of(args, kwargs)
@@ -194,11 +346,85 @@ def _install_mathopt(cap: Capture) -> None:
     def snap(*args, **kwargs):
         return None
 
-    reader = OptimumReader("ortools", "mathopt.solve", owns, status, model)
+    def export(cap, opt, args, kwargs):
+        m = model_of(args, kwargs)
+        nonzeros = 0
+        if matrix_attr is not None:  # the constraint matrix's size, before the proto copies it
+            try:
+                nonzeros = int(m._elemental.get_attr_num_non_defaults(matrix_attr))
+            except Exception:
+                nonzeros = 0
+        if too_large_for_mps(opt, nonzeros):
+            return None
+        return _mathopt_mps(export_model(m), opt)
+
+    reader = OptimumReader("ortools", "mathopt.solve", owns, status, model, export)
     wrapped = wrap_call(cap, "ortools", "mathopt.solve", "none", orig, snap, reader)
     for mod in (solve_mod, mathopt):
         if getattr(mod, "solve", None) is orig:
             mod.solve = wrapped
+
+
+def _mp_model_mps(p, opt: dict) -> str | None:
+    """A ``pywraplp`` model (its ``MPModelProto``) as MPS text. OR-Tools' own writer
+    (``ExportModelAsMpsFormat``) lists a column that is in no row in BOUNDS only, which HiGHS
+    reads as a column, Gurobi drops and the host's reader refuses; here every column is listed."""
+    if len(p.general_constraint):
+        raise ValueError("pywraplp general constraints: no MPS form is written for them")
+    if too_large_for_mps(opt, sum(len(c.var_index) for c in p.constraint)):
+        return None
+    columns = [(v.name, v.lower_bound, v.upper_bound, v.is_integer) for v in p.variable]
+    objective = {k: v.objective_coefficient for k, v in enumerate(p.variable) if v.objective_coefficient}
+    rows = [(c.name, c.lower_bound, c.upper_bound, _sum_terms(c.var_index, c.coefficient)) for c in p.constraint]
+    q = p.quadratic_objective
+    quadratic = list(zip(q.qvar1_index, q.qvar2_index, q.coefficient))
+    return free_mps(name=p.name, sense="max" if p.maximize else "min", columns=columns, rows=rows,
+                    objective=objective, constant=p.objective_offset, quadratic=quadratic)
+
+
+def _sum_terms(index, coefficients) -> dict[int, float]:
+    out: dict[int, float] = {}
+    for i, a in zip(index, coefficients):
+        out[int(i)] = out.get(int(i), 0.0) + a
+    return out
+
+
+def _mathopt_mps(p, opt: dict) -> str | None:
+    """A MathOpt ``ModelProto`` as MPS text (see the module docstring); ``None`` when too large."""
+    for field, what in (("quadratic_constraints", "quadratic constraints"),
+                        ("auxiliary_objectives", "several objectives"),
+                        ("second_order_cone_constraints", "second-order cone constraints"),
+                        ("sos1_constraints", "SOS1 constraints"), ("sos2_constraints", "SOS2 constraints")):
+        if len(getattr(p, field)):
+            raise ValueError(f"MathOpt {what}: no MPS form is written for them")
+    vs = p.variables
+    index = {int(i): k for k, i in enumerate(vs.ids)}
+    names = list(vs.names) or [""] * len(index)
+    columns = [(names[k], lb, ub, bool(t)) for k, (lb, ub, t) in
+               enumerate(zip(vs.lower_bounds, vs.upper_bounds, vs.integers))]
+    lc, mat = p.linear_constraints, p.linear_constraint_matrix
+    if too_large_for_mps(opt, len(mat.row_ids)):
+        return None
+    row_of = {int(i): k for k, i in enumerate(lc.ids)}
+    row_names = list(lc.names) or [""] * len(row_of)
+    rows = [(row_names[k], lo, hi, {}) for k, (lo, hi) in enumerate(zip(lc.lower_bounds, lc.upper_bounds))]
+    for r, c, a in zip(mat.row_ids, mat.column_ids, mat.coefficients):
+        terms = rows[row_of[int(r)]][3]
+        terms[index[int(c)]] = terms.get(index[int(c)], 0.0) + a
+    indicators = []
+    for _, ind in sorted(p.indicator_constraints.items()):
+        if not ind.HasField("indicator_id"):
+            continue  # MathOpt ignores an indicator constraint without its indicator
+        e = ind.expression
+        terms = {index[int(i)]: a for i, a in zip(e.ids, e.values)}
+        rows.append((ind.name, ind.lower_bound, ind.upper_bound, terms))
+        indicators.append((len(rows) - 1, index[int(ind.indicator_id)], 0 if ind.activate_on_zero else 1))
+    obj = p.objective
+    objective = {index[int(i)]: a for i, a in zip(obj.linear_coefficients.ids, obj.linear_coefficients.values)}
+    q = obj.quadratic_coefficients
+    quadratic = [(index[int(i)], index[int(j)], a) for i, j, a in zip(q.row_ids, q.column_ids, q.coefficients)]
+    return free_mps(name=p.name, sense="max" if obj.maximize else "min", columns=columns, rows=rows,
+                    objective=objective, constant=obj.offset, quadratic=quadratic, indicators=indicators)
 
 
 _CP_LITERAL_LISTS = ("bool_or", "bool_and", "at_most_one", "exactly_one", "bool_xor")
