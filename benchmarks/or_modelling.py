@@ -47,6 +47,9 @@ side (no imports, no solve). Wall time around the call, median and p95; ratio fr
 the medians. Targets: <= 30 ms median per program in the sandbox and >= 10x faster
 than the fresh interpreter; each is printed as met or MISSED, never asserted.
 
+**2b. Host re-solve** (``--parts host``): ``benchmarks/or_host.py``'s table, what the host adds
+per oracle answer (read, reduce, re-solve the exported model) beside the sandbox's time.
+
 **3. Self-consistency** (``--parts consistency``). For M instances (``--instances``, default 20;
 ``--quick`` 8; instance i is family ``FAMILY_NAMES[i % 11]`` at seed 1000 + i) K = 8 candidate
 programs (``--k``) are built from the reference model: ``c`` unchanged copies, where ``c`` cycles
@@ -67,9 +70,8 @@ the share of correct candidates, how often ``envs/opt/consistency.select`` (inst
 self-consistency, SIRL §3.1 eq. 2-3) and ``value_vote`` (majority vote on the objective, SIRL
 Table 2's baseline) pick a correct one, the expected accuracy of a uniform random pick among the
 candidates with an answer (optimal or infeasible), and the wall time per instance for the K runs
-(and K programs/s). A check on the sandbox: a correct
-copy's reported features (sense, num_bin, num_int) must equal the reference model's; mismatches
-are counted and printed.
+(and K programs/s). A check on the sandbox: a correct copy's reported features (sense, num_bin,
+num_int) must equal the reference model's; mismatches are counted and printed.
 
 Reading the results: ``integrality`` changes ``num_bin``/``num_int``, so eq. 3 breaks a value tie
 against it where the value vote takes the first tied candidate; ``coef`` and ``drop`` leave the
@@ -107,6 +109,7 @@ from solvergym.envs.opt.generator import FAMILIES, FAMILY_KIND, generate
 from solvergym.envs.opt.model import LinearModel
 from solvergym.envs.opt.tool import OR_SOLVERS
 from solvergym.envs.opt.programs import oracle_program
+from solvergym.benchmarks.or_host import COLUMNS as HOST_COLUMNS, bench_host
 from solvergym.envs.opt.solve import objectives_agree, solve_gurobi, solve_highs, solve_ortools
 from solvergym.sandbox import Limits, SandboxPool
 
@@ -115,19 +118,12 @@ DEFAULT_SIZE = inspect.signature(generate).parameters["size"].default
 LIBRARIES = ("gurobipy", "highspy", "ortools")
 TARGET_MS = 30.0
 TARGET_SPEEDUP = 10.0
-PARTS = ("generation", "latency", "consistency")
+PARTS = ("generation", "latency", "host", "consistency")
 WRONG_KINDS = ("coef", "integrality", "drop")
 REHEARSE = OR_SOLVERS  # what SolverOR-v0 asks the sandbox to rehearse
 #: between two timed calls: what a pool does after answering (taking the program down, forking
 #: and rehearsing the next child, ~10-40 ms of CPU) must not fall into the next call's time
 PAUSE_S = 0.05
-
-
-def percentile(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    k = (len(xs) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
 def machine_info() -> dict:
@@ -314,10 +310,10 @@ def bench_latency(pool: SandboxPool, cold_pool: SandboxPool, runs: int, progress
         med, cmed, fmed = statistics.median(s), statistics.median(c), statistics.median(f)
         rows.append({
             "library": lib, "runs": len(s),
-            "sandbox_median_ms": 1000 * med, "sandbox_p95_ms": 1000 * percentile(s, 0.95),
+            "sandbox_median_ms": 1000 * med, "sandbox_p95_ms": 1000 * float(np.percentile(s, 95)),
             "sandbox_min_ms": 1000 * min(s),
-            "cold_median_ms": 1000 * cmed, "cold_p95_ms": 1000 * percentile(c, 0.95),
-            "fresh_median_ms": 1000 * fmed, "fresh_p95_ms": 1000 * percentile(f, 0.95), "fresh_min_ms": 1000 * min(f),
+            "cold_median_ms": 1000 * cmed, "cold_p95_ms": 1000 * float(np.percentile(c, 95)),
+            "fresh_median_ms": 1000 * fmed, "fresh_p95_ms": 1000 * float(np.percentile(f, 95)), "fresh_min_ms": 1000 * min(f),
             "speedup": fmed / med, "cold_speedup": fmed / cmed,
             "meets_ms": None if lib == TRIVIAL else 1000 * med <= TARGET_MS,
             "meets_speedup": None if lib == TRIVIAL else fmed / med >= TARGET_SPEEDUP,
@@ -535,7 +531,7 @@ def main(argv=None) -> int:
 
     pool = cold_pool = None
     try:
-        if "latency" in parts or "consistency" in parts:
+        if {"latency", "host", "consistency"} & set(parts):
             t = time.perf_counter()
             pool = SandboxPool().start()
             result["sandbox"] = {"servers": pool.size, "start_s": time.perf_counter() - t,
@@ -556,6 +552,9 @@ def main(argv=None) -> int:
                                        ("fresh_median_ms", "python -c median ms", ".1f"),
                                        ("fresh_p95_ms", "p95 ms", ".1f"), ("speedup", "fresh/sandbox", ".1f"),
                                        ("target", f"<= {TARGET_MS:.0f} ms / >= {TARGET_SPEEDUP:.0f}x", "s")]))
+        if "host" in parts:  # beside the latency: what the host adds per answer (benchmarks/or_host.py)
+            result["host"] = bench_host(pool, 5 if q else 20, progress)
+            print("\n2b. host re-solve per oracle answer (gurobipy), default size\n" + format_table(result["host"], HOST_COLUMNS))
         if "consistency" in parts:
             con = bench_consistency(pool, args.instances, args.k, correct_cycle, progress)
             result["consistency"] = con
