@@ -61,7 +61,9 @@ def _families(solver: str) -> list[str]:
 def _draw(family: str, rng: np.random.Generator) -> tuple[int, dict[str, Any]]:
     """``(episode seed, knobs)`` of one job, every draw from ``rng`` in a fixed order."""
     knobs = {"family": family, "size": int(rng.choice(_SIZES)), "side_constraints": int(rng.integers(3)),
-             "infeasible_ratio": 1.0 if rng.random() < _INFEASIBLE_P else 0.0,
+             # the generator draws feasibility at this ratio: a job at ratio 0 or 1 would state the
+             # pivot requirement on infeasible prompts only, and its presence would tell (issue 23)
+             "infeasible_ratio": _INFEASIBLE_P,
              "irrelevant_facts": bool(rng.random() < _FACTS_P)}
     return int(rng.integers(1 << 31)), knobs
 

@@ -250,6 +250,25 @@ def test_side_constraints_and_irrelevant_facts_only_add_what_they_say():
         assert all(f in facts.question and f not in base.question for f in facts.data["facts"])
 
 
+def test_a_ratio_above_zero_adds_the_pivot_and_nothing_else():
+    # ratio 0 draws what it always drew (the golden file's instances); above 0, the same draw plus
+    # the family's pivot requirement, last (it may take the place of a side requirement of its kind)
+    added = 0
+    for family in NAMES:
+        for seed in range(4):
+            plain = generate(family, np.random.default_rng(seed), side_constraints=2)
+            pivoted = generate(family, np.random.default_rng(seed), side_constraints=2, infeasible_ratio=1e-12)
+            if plain.extra["attempt"] != 1 or pivoted.extra["attempt"] != 1:
+                continue  # a discarded draw used the rng differently in the two
+            a, b = plain.data["side"], pivoted.data["side"]
+            assert b[:-1] == [s for s in a if s != b[-1]] and len(b) - len(a) in (0, 1), (family, seed)
+            assert {k: v for k, v in plain.data.items() if k != "side"} == \
+                {k: v for k, v in pivoted.data.items() if k != "side"}
+            assert pivoted.status == "optimal" and "contradiction" not in pivoted.data
+            added += len(b) == len(a) + 1
+    assert added >= 2 * len(NAMES), added  # most draws state the pivot as one requirement more
+
+
 def test_family_none_draws_from_all_families_deterministically():
     drawn = [generate(None, np.random.default_rng(s)).family for s in range(40)]
     assert set(drawn) <= set(FAMILIES) and len(set(drawn)) >= 7

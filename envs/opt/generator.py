@@ -9,6 +9,15 @@ problem. The knobs are the complexity axes SIRL §3.1's augmentation raises: ``s
 ``integer`` (LP vs IP), ``side_constraints`` (extra stated requirements), ``infeasible_ratio``
 (problems whose correct answer is "infeasible") and ``irrelevant_facts`` (distracting numbers).
 
+No text tell: with ``infeasible_ratio > 0`` every instance, feasible or not, states one more
+requirement, its family's *pivot*, drawn in two versions of one template that differ only in
+their numbers (or in which items they name); an infeasible instance states the contradicting
+version, a feasible one the other. So the same seed and knobs give the same number of sentences
+and the same words either way, and only reading the numbers against the rest of the problem
+tells feasibility (``tests/test_or_text_tell.py``: a bag-of-words classifier does no better than
+chance). Whether the contradiction really contradicts is still the solvers' vote, not the
+construction's word: a draw whose vote is not the status asked for is discarded.
+
 Determinism: every draw comes from ``rng``, and the instance holds no timings, so the same seed
 gives the same instance byte for byte. A draw the solvers cannot settle (a timeout, an error, a
 disagreement, an unbounded model) or whose status is not the one asked for is discarded and the
@@ -123,7 +132,7 @@ def _labelled(family, question, data, model, time_limit_s, extra, source):
 
 def generate(family: str | None, rng: np.random.Generator, *, size: int = 3, integer: bool | None = None,
              side_constraints: int = 0, infeasible_ratio: float = 0.0, irrelevant_facts: bool = False,
-             time_limit_s: float = 10.0) -> ORInstance:
+             time_limit_s: float = 10.0, pivot: bool | None = None) -> ORInstance:
     """A new instance of ``family`` (``None``: one drawn uniformly from :data:`FAMILY_NAMES`).
 
     ``size`` is the family's main dimension (see each family's ``size_note``); ``integer``
@@ -134,6 +143,13 @@ def generate(family: str | None, rng: np.random.Generator, *, size: int = 3, int
     then "infeasible"); ``irrelevant_facts`` adds one or two true sentences with numbers that do
     not affect the model. Raises ``ValueError`` for a bad setting, or when :data:`MAX_ATTEMPTS`
     draws in a row were discarded (see the module docstring).
+
+    ``pivot`` says whether the family's pivot requirement is stated (see the module docstring):
+    ``None`` (default) exactly when ``infeasible_ratio > 0``, so that an instance drawn at ratio 0
+    is what it always was; ``True`` always, for a pipeline that mixes ratios (an instance without
+    a pivot is surely feasible, so mixing ratio 0 with ratio > 0 would tell again); ``False``
+    never: a feasible instance is then the ratio-0 one and an infeasible one states its
+    contradiction as one requirement more (the earlier shape, whose sentence count tells).
     """
     if family is not None and family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}; choose one of {list(FAMILIES)} or None")
@@ -142,6 +158,9 @@ def generate(family: str | None, rng: np.random.Generator, *, size: int = 3, int
         raise ValueError(f"infeasible_ratio must be a number in [0, 1], got {infeasible_ratio!r}")
     if not isinstance(irrelevant_facts, (bool, np.bool_)):
         raise ValueError(f"irrelevant_facts must be a bool, got {irrelevant_facts!r}")
+    if pivot is not None and not isinstance(pivot, (bool, np.bool_)):
+        raise ValueError(f"pivot must be True, False or None, got {pivot!r}")
+    stated = infeasible_ratio > 0 if pivot is None else bool(pivot)
     name = family if family is not None else FAMILY_NAMES[int(rng.integers(len(FAMILY_NAMES)))]
     fam = FAMILIES[name]
     reasons = []
@@ -149,8 +168,18 @@ def generate(family: str | None, rng: np.random.Generator, *, size: int = 3, int
         data = fam.make_data(rng, size, integer, side_constraints)
         # drawn whatever the ratio, so that the same seed gives the same base problem at any ratio
         infeasible = bool(rng.random() < infeasible_ratio)
-        if infeasible:
-            data["contradiction"] = fam.contradiction(rng, data)
+        if stated or infeasible:
+            # both versions are drawn whichever is stated: the rest of the draw is the same either way
+            pv = fam.pivot(rng, data)
+            if pv is None:
+                reasons.append("no pivot requirement fits this draw")
+                continue
+            if stated and pv.replaces is not None:
+                del data["side"][pv.replaces]
+            if infeasible:
+                data["contradiction"] = pv.bad
+            elif stated:
+                data["side"].append(pv.ok)
         if irrelevant_facts:
             data["facts"] = draw_facts(rng, data["org"], 1 + int(rng.integers(2)), bool(data.get("person", False)))
         question, model = fam.finish(data)

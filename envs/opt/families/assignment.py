@@ -4,15 +4,17 @@ counts, SIRL §3.1 eq. 3).
 
 ``size`` 1-40, 1 drawn as 2 (``size**2`` binaries). Some themes minimise (hours, cost), some maximise
 (ratings). Side requirements: an agent cannot do a task, an agent must get a task, two pairings
-exclude each other. Contradiction: one agent is required to do two tasks, while each agent does
-exactly one. ``integer`` is ignored: every decision is yes/no.
+exclude each other. Pivot: two pairings that must both be made, either two agents with two tasks
+(which fits the other requirements) or one agent with two tasks or two agents with one task,
+while each agent does exactly one and each task is done once. The two versions name the same
+number of agents and tasks in the same words. ``integer`` is ignored: every decision is yes/no.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..model import Constraint, LinearModel, Var
-from .common import Family, compose, fmt, integer, listing, names_for, pick, pick_k, requirements
+from .common import Family, Pivot, compose, fmt, integer, listing, names_for, pick, pick_k, requirements
 
 THEMES = {
     "workshop": {
@@ -98,11 +100,54 @@ def side(rng: np.random.Generator, data: dict) -> dict | None:
     return None
 
 
-def contradiction(rng: np.random.Generator, data: dict) -> dict:
-    """One agent must take two tasks: each agent does exactly one."""
-    a = int(rng.integers(len(data["agents"])))
-    t1, t2 = (int(v) for v in rng.permutation(len(data["tasks"]))[:2])
-    return {"kind": "both", "agent": data["agents"][a], "task": data["tasks"][t1], "other_task": data["tasks"][t2]}
+def _fits(data: dict, pairs: list[tuple[str, str]]) -> bool:
+    """Whether the pairings ``pairs`` can be required on top of the side requirements: with the
+    musts they give each agent and task at most one pairing, none is ruled out or excluded by
+    another, and the agents left over can still be matched to the tasks left over without a
+    ruled-out pairing or one an exclusion forbids (augmenting paths)."""
+    musts = {(s["agent"], s["task"]) for s in data["side"] if s["kind"] == "must"}
+    forbidden = {(s["agent"], s["task"]) for s in data["side"] if s["kind"] == "cannot"}
+    fixed = musts | set(pairs)
+    if len({a for a, _ in fixed}) < len(fixed) or len({t for _, t in fixed}) < len(fixed) or fixed & forbidden:
+        return False
+    for s in data["side"]:
+        if s["kind"] == "exclusive":
+            one, two = (s["agent"], s["task"]), (s["other"], s["other_task"])
+            if {one, two} <= fixed:
+                return False
+            forbidden |= {two} if one in fixed else {one} if two in fixed else set()
+    agents = [a for a in data["agents"] if all(a != f for f, _ in fixed)]
+    tasks = [t for t in data["tasks"] if all(t != f for _, f in fixed)]
+    match: dict[str, str] = {}  # task -> agent
+
+    def augment(a: str, seen: set) -> bool:
+        for t in tasks:
+            if (a, t) not in forbidden and t not in seen:
+                seen.add(t)
+                if t not in match or augment(match[t], seen):
+                    match[t] = a
+                    return True
+        return False
+
+    return all(augment(a, set()) for a in agents)
+
+
+def pivot(rng: np.random.Generator, data: dict) -> Pivot | None:
+    """Two pairings that must both be made: ``ok`` two agents with two tasks that :func:`_fits`
+    accepts (30 tries), ``bad`` the first agent with both tasks or both agents with the first
+    task (each agent does exactly one task and each task is done once)."""
+    n = len(data["agents"])
+    ok = None
+    for _ in range(30):
+        a, b = (data["agents"][int(v)] for v in rng.permutation(n)[:2])
+        t, u = (data["tasks"][int(v)] for v in rng.permutation(n)[:2])
+        if _fits(data, [(a, t), (b, u)]):
+            ok = {"kind": "must_both", "agent": a, "task": t, "other": b, "other_task": u}
+            break
+    if ok is None:
+        return None
+    bad = dict(ok, other=ok["agent"]) if rng.random() < 0.5 else dict(ok, other_task=ok["task"])
+    return Pivot(ok, bad)
 
 
 def build(data: dict) -> LinearModel:
@@ -127,8 +172,10 @@ def build(data: dict) -> LinearModel:
                 cons.append(Constraint(name, {v: 1.0}, hi=1.0))
             else:
                 cons.append(Constraint(name, {v: 1.0, w: 1.0}, hi=1.0))
-        elif s["kind"] == "both":
-            cons.append(Constraint(name, {v: 1.0, x[ai[s["agent"]]][tj[s["other_task"]]]: 1.0}, lo=2.0))
+        elif s["kind"] == "must_both":
+            w = x[ai[s["other"]]][tj[s["other_task"]]]
+            cons.append(Constraint(name + "_a", {v: 1.0}, lo=1.0))
+            cons.append(Constraint(name + "_b", {w: 1.0}, lo=1.0))
         else:
             raise ValueError(f"unknown assignment requirement {s['kind']!r}")
     objective = {x[i][j]: float(data["value"][i][j]) for i in range(n) for j in range(n)}
@@ -142,8 +189,8 @@ def _sentence(s: dict, data: dict) -> str:
         return f"{s['agent']} must be given {s['task']}."
     if s["kind"] == "exclusive":
         return f"It is not allowed both that {s['agent']} gets {s['task']} and that {s['other']} gets {s['other_task']}."
-    if s["kind"] == "both":
-        return f"{s['agent']} insists on doing both {s['task']} and {s['other_task']}."
+    if s["kind"] == "must_both":
+        return f"{s['agent']} must be given {s['task']}, and {s['other']} must be given {s['other_task']}."
     raise ValueError(s["kind"])
 
 
@@ -157,5 +204,5 @@ def render(data: dict) -> str:
     return compose(intro, ["\n".join(lines)], requirements(data, _sentence), t["ask"], data)
 
 
-FAMILY = Family("assignment", "IP", draw, side, contradiction, build, render, min_size=1, floor=2, max_size=40,
+FAMILY = Family("assignment", "IP", draw, side, pivot, build, render, min_size=1, floor=2, max_size=40,
                 default_integer=True, size_note="size = number of agents = number of tasks (at least 2)")

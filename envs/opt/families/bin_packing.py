@@ -5,8 +5,9 @@ bin's capacity, using as few bins as possible (a classic integer program, SIRL Â
 alone in its own bin is always possible. The model uses ``x[i][k]`` (item ``i`` in bin ``k``)
 and ``y[k]`` (bin ``k`` used) with ``y[k] >= y[k+1]``: bins are filled in order, which removes
 the bins' symmetry without changing the optimum. Side requirements: two items must go into
-different bins, or into the same bin; at most a number of items per bin. Contradiction: fewer
-bins than the total size divided by the capacity. ``integer`` is ignored.
+different bins, or into the same bin; at most a number of items per bin. Pivot: a cap on the
+bins used, at least what a first-fit packing that keeps the side requirements uses, or fewer than
+the total size divided by the capacity. ``integer`` is ignored.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import math
 import numpy as np
 
 from ..model import Constraint, LinearModel, Var
-from .common import Family, compose, decimal, fmt, integer, listing, names_for, pick, requirements
+from .common import Family, Pivot, compose, decimal, fmt, integer, listing, names_for, pick, requirements
 
 THEMES = {
     "trucks": {
@@ -88,10 +89,43 @@ def side(rng: np.random.Generator, data: dict) -> dict | None:
     return None
 
 
-def contradiction(rng: np.random.Generator, data: dict) -> dict:
-    """Fewer bins than ``ceil(total size / capacity)``, which no packing can beat."""
+def first_fit(data: dict) -> int:
+    """The bins of a first-fit-decreasing packing that keeps the side requirements: a pair that
+    goes together is packed as one piece; a piece goes into the first bin with the room, the count
+    and no item it must not share a bin with, else into a new bin (always possible: one bin per
+    item is allowed)."""
+    n = len(data["items"])
+    idx = {it: i for i, it in enumerate(data["items"])}
+    pieces = [[i] for i in range(n)]
+    for s in data["side"]:
+        if s["kind"] == "together":
+            a, b = idx[s["item"]], idx[s["other"]]
+            pieces = [p for p in pieces if a not in p and b not in p] + [[a, b]]
+    apart = {frozenset((idx[s["item"]], idx[s["other"]])) for s in data["side"] if s["kind"] == "separate"}
+    most = next((s["count"] for s in data["side"] if s["kind"] == "max_items"), n)
+
+    def size(p):
+        return round(sum(data["sizes"][i] for i in p), 6)
+
+    bins: list[list[int]] = []
+    for p in sorted(pieces, key=lambda p: (-size(p), p)):
+        for b in bins:
+            if size(b + p) <= data["capacity"] and len(b) + len(p) <= most \
+                    and not any(frozenset((i, k)) in apart for i in p for k in b):
+                b.extend(p)
+                break
+        else:
+            bins.append(list(p))
+    return len(bins)
+
+
+def pivot(rng: np.random.Generator, data: dict) -> Pivot | None:
+    """A cap on the bins used: ``ok`` the bins of :func:`first_fit` or one more (at most the
+    bins available), ``bad`` one fewer than ``ceil(total size / capacity)``, which no packing can
+    beat."""
     need = math.ceil(round(sum(data["sizes"]) / data["capacity"], 9))
-    return {"kind": "max_bins", "count": max(1, need - 1)}
+    ok = {"kind": "max_bins", "count": min(data["bins"], first_fit(data) + integer(rng, 0, 1))}
+    return Pivot(ok, {"kind": "max_bins", "count": need - 1}) if need >= 2 else None
 
 
 def build(data: dict) -> LinearModel:
@@ -132,8 +166,8 @@ def _sentence(s: dict, data: dict) -> str:
         return f"{s['item'][0].upper() + s['item'][1:]} and {s['other']} must go on the same {t['bin']}."
     if s["kind"] == "max_items":
         return f"No {t['bin']} may take more than {fmt(s['count'])} {t['items']}."
-    if s["kind"] == "max_bins":
-        return f"Only {fmt(s['count'])} {t['bins'] if s['count'] != 1 else t['bin']} may be used."
+    if s["kind"] == "max_bins":  # one wording for every count: "1 truck" would tell a contradiction
+        return f"The number of {t['bins']} used may not exceed {fmt(s['count'])}."
     raise ValueError(s["kind"])
 
 
@@ -145,5 +179,5 @@ def render(data: dict) -> str:
     return compose(intro, body, requirements(data, _sentence), t["ask"], data)
 
 
-FAMILY = Family("bin_packing", "IP", draw, side, contradiction, build, render, min_size=1, max_size=17,
+FAMILY = Family("bin_packing", "IP", draw, side, pivot, build, render, min_size=1, max_size=17,
                 default_integer=True, size_note="size + 3 items, as many bins")

@@ -8,14 +8,19 @@ seed scenario and numbers; here the numbers are drawn):
   prints (integers or one or two decimals), so that text and model hold the same exact numbers;
 - ``side(rng, data) -> dict | None``: one extra requirement, chosen so that it keeps the problem
   feasible where the family can guarantee it (the generator discards the rare draw that is not);
-- ``contradiction(rng, data) -> dict``: a requirement that makes the problem infeasible by
-  construction and says so plainly (a demand above a stated capacity, and the like);
+- ``pivot(rng, data) -> Pivot | None``: one more requirement in two versions of the same kind and
+  template, drawn together: ``ok`` keeps the problem feasible (with the side requirements drawn so
+  far), ``bad`` makes it infeasible by construction (a demand above a stated capacity, and the
+  like); they differ only in their numbers (or, where a kind has none, in which named items they
+  name). The generator states one of them, so the wording of a prompt does not tell whether it is
+  feasible (a contradiction worded its own way is a tell a policy learns in place of modelling);
 - ``build(data) -> LinearModel`` and ``render(data) -> str``: the reference model and the word
   problem, both read from ``data`` alone.
 
-``data["side"]`` holds the side requirements, ``data["contradiction"]`` (when present) the
-infeasible one, ``data["facts"]`` irrelevant sentences; every number in ``data`` appears in the
-text as :func:`fmt` spells it, and requirements name items by name, never by index.
+``data["side"]`` holds the side requirements (a stated ``ok`` pivot is the last of them),
+``data["contradiction"]`` (when present) the ``bad`` one, ``data["facts"]`` irrelevant sentences;
+every number in ``data`` appears in the text as :func:`fmt` spells it, and requirements name
+items by name, never by index.
 """
 from __future__ import annotations
 
@@ -27,8 +32,8 @@ import numpy as np
 
 from ..model import LinearModel
 
-__all__ = ["Family", "fmt", "money", "plural", "listing", "integer", "decimal", "pick", "pick_k", "names_for",
-           "check_size", "ceil_to", "compose", "requirements", "FACT_TEMPLATES", "PERSON_FACT_TEMPLATES",
+__all__ = ["Family", "Pivot", "fmt", "money", "plural", "listing", "integer", "decimal", "pick", "pick_k", "names_for",
+           "check_size", "ceil_to", "compose", "requirements", "take_pivot", "FACT_TEMPLATES", "PERSON_FACT_TEMPLATES",
            "draw_facts"]
 
 
@@ -153,6 +158,34 @@ def compose(intro: str, body: Sequence[str], rules: Sequence[str], ask: str, dat
 
 
 @dataclass(frozen=True)
+class Pivot:
+    """The two versions of a family's pivot requirement (see the module docstring). ``replaces``
+    is the index in ``data["side"]`` of a side requirement of the same kind that the pivot takes
+    the place of (``ok`` is then that requirement itself), so that a kind stated once per problem
+    is not stated twice; ``None`` when the pivot is one requirement more."""
+
+    ok: dict
+    bad: dict
+    replaces: int | None = None
+
+    def __post_init__(self):
+        # the same kind and the same named items or keys: only numbers and names may differ
+        if self.ok.keys() != self.bad.keys() or self.ok["kind"] != self.bad["kind"]:
+            raise ValueError(f"a pivot's two versions differ in shape: {self.ok} / {self.bad}")
+
+
+def take_pivot(data: dict, kind: str, ok: dict | None, bad: dict | None, match: Callable[[dict], bool] | None = None
+               ) -> Pivot | None:
+    """A :class:`Pivot` of ``kind``: when ``data["side"]`` already holds a requirement of that
+    kind (and ``match`` accepts it), that requirement is ``ok`` and the pivot replaces it;
+    otherwise ``ok`` as given. ``None`` when a version is missing."""
+    for k, s in enumerate(data["side"]):
+        if s["kind"] == kind and (match is None or match(s)):
+            return None if bad is None else Pivot(s, bad, k)
+    return None if ok is None or bad is None else Pivot(ok, bad)
+
+
+@dataclass(frozen=True)
 class Family:
     """One problem family (see the module docstring). Calling it is the generator:
     ``family(rng, size, integer, side_constraints) -> (question, data, model)``.
@@ -167,7 +200,7 @@ class Family:
     kind: str
     draw: Callable[[np.random.Generator, int, bool], dict]
     side: Callable[[np.random.Generator, dict], dict | None]
-    contradiction: Callable[[np.random.Generator, dict], dict]
+    pivot: Callable[[np.random.Generator, dict], "Pivot | None"]
     build: Callable[[dict], LinearModel]
     render: Callable[[dict], str]
     min_size: int = 1

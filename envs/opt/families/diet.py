@@ -5,8 +5,9 @@ SIRL §3.1).
 ``size`` foods (1-40; 1 is drawn as 2), 2-4 nutrients. Every food holds some of every nutrient, so any one food
 can meet all needs on its own: requirements that leave one food unrestricted keep the problem
 feasible. Side requirements: a food's serving cap or minimum, a food's maximum share of all
-servings, a cap on total servings. Contradiction: a serving cap or budget below what the
-requirements force (both by a bound stated in the docstring of :func:`contradiction`).
+servings, a cap on total servings. Pivot: the cap on total servings (the side template), above
+what one unrestricted food needs or below what any plan needs (the bound is stated in the
+docstring of :func:`pivot`).
 """
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ import math
 import numpy as np
 
 from ..model import Constraint, LinearModel, Var
-from .common import Family, compose, decimal, fmt, integer, listing, money, names_for, pick, pick_k, plural, \
-    requirements
+from .common import Family, Pivot, compose, decimal, fmt, integer, listing, money, names_for, pick, pick_k, plural, \
+    requirements, take_pivot
 
 # nutrient: (unit, low, high, decimals) of the content of one serving
 THEMES = {
@@ -123,17 +124,21 @@ def side(rng: np.random.Generator, data: dict) -> dict | None:
     return None
 
 
-def contradiction(rng: np.random.Generator, data: dict) -> dict:
-    """Either a cap on total servings below ``required[k] / max_j content[k][j]`` (each serving
-    gives at most that much of nutrient ``k``), or a budget below
-    ``max_k required[k] * min_j cost[j] / content[k][j]`` (the cheapest possible price of nutrient
-    ``k``'s requirement); both make the requirements unreachable."""
+def pivot(rng: np.random.Generator, data: dict) -> Pivot | None:
+    """A cap on total servings. ``bad``: fewer than ``max_k ceil(required[k] / max_j
+    content[k][j])``, since one serving gives at most ``max_j content[k][j]`` of nutrient ``k``
+    (at least 2, so that both versions read in the plural); ``ok``: half as much again as the
+    servings of the unrestricted food that meets every need alone with the fewest, plus the
+    stated minimums (a cap already stated stays as ``ok``)."""
     need = max(math.ceil(r / max(row) - 1e-9) for row, r in zip(data["content"], data["required"]))
-    if need >= 2 and rng.random() < 0.5:
-        return {"kind": "max_total", "servings": need - 1}
-    bound = max(r * min(c / a for c, a in zip(data["cost"], row)) for row, r in zip(data["content"], data["required"]))
-    budget = math.floor(bound * float(rng.uniform(0.5, 0.9)) * 100) / 100
-    return {"kind": "budget", "amount": round(max(0.01, min(budget, bound - 0.01)), 2)}
+    bad = {"kind": "max_total", "servings": integer(rng, 2, need - 1)} if need >= 3 else None
+    limited = {s["food"] for s in data["side"] if s["kind"] in ("max_servings", "max_share")}
+    free = [k for k, f in enumerate(data["foods"]) if f not in limited]
+    floor = sum(s["servings"] for s in data["side"] if s["kind"] == "min_servings")
+    ok = None
+    if free:
+        ok = {"kind": "max_total", "servings": int(math.ceil(min(_alone(data, k) for k in free) * 1.5)) + floor}
+    return take_pivot(data, "max_total", ok, bad)
 
 
 def build(data: dict) -> LinearModel:
@@ -155,8 +160,6 @@ def build(data: dict) -> LinearModel:
             constraints.append(Constraint(name, {x[i]: (1.0 if i == j else 0.0) - share for i in range(len(x))}, hi=0.0))
         elif s["kind"] == "max_total":
             constraints.append(Constraint(name, {v: 1.0 for v in x}, hi=s["servings"]))
-        elif s["kind"] == "budget":
-            constraints.append(Constraint(name, {x[j]: c for j, c in enumerate(data["cost"])}, hi=s["amount"]))
         else:
             raise ValueError(f"unknown diet requirement {s['kind']!r}")
     return LinearModel("min", variables, constraints, {x[j]: c for j, c in enumerate(data["cost"])})
@@ -173,8 +176,6 @@ def _sentence(s: dict, data: dict) -> str:
         return f"{s['food'][0].upper() + s['food'][1:]} may make up at most {fmt(s['percent'])}% of all {serving}s used."
     if s["kind"] == "max_total":
         return f"At most {plural(s['servings'], serving)} in total may be used per {period}."
-    if s["kind"] == "budget":
-        return f"The budget is at most {money(s['amount'])} per {period}."
     raise ValueError(s["kind"])
 
 
@@ -194,5 +195,5 @@ def render(data: dict) -> str:
     return compose(intro, body, requirements(data, _sentence), ask, data)
 
 
-FAMILY = Family("diet", "LP", draw, side, contradiction, build, render, min_size=1, floor=2, max_size=40,
+FAMILY = Family("diet", "LP", draw, side, pivot, build, render, min_size=1, floor=2, max_size=40,
                 default_integer=False, size_note="size = number of foods (at least 2)")

@@ -8,15 +8,17 @@ so the row has the big-M shape SIRL's stage-2 bonus looks for (SIRL §10) and
 ``size`` sites (1-30; 1 is drawn as 2) and ``size + 2`` customers. Total capacity is at least 1.3 times total
 demand. Side requirements: a cap on the number of open sites (never below what the demand needs),
 a site that must open, two sites that cannot both open, a minimum number of open sites.
-Contradiction: a site must ship more than its capacity, or fewer sites may open than the demand
-needs.
+Pivot: a cap on the open sites (at least the fewest that can cover the demand under the other
+requirements, or fewer than the fewest that could cover it at all), or a site that must open and
+handle a volume (within its capacity, or beyond it).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..model import Constraint, LinearModel, Var
-from .common import Family, compose, decimal, fmt, integer, listing, money, names_for, pick, requirements
+from .common import Family, Pivot, compose, decimal, fmt, integer, listing, money, names_for, pick, requirements, \
+    take_pivot
 
 THEMES = {
     "warehouses": {
@@ -113,14 +115,47 @@ def side(rng: np.random.Generator, data: dict) -> dict | None:
     return None
 
 
-def contradiction(rng: np.random.Generator, data: dict) -> dict:
-    """Fewer open sites than the demand needs (when one site cannot cover it alone), or a site
-    that must ship more than its capacity."""
+def _fewest_with(data: dict) -> int:
+    """The fewest sites that can cover the demand under the side requirements: the sites that
+    must open, then the largest others, keeping out one site of an exclusive pair (the better
+    choice); at least 2 under a minimum of open sites."""
+    need = sum(data["demand"])
+    musts = {data["sites"].index(s["site"]) for s in data["side"] if s["kind"] == "must_open"}
+    outs = [{data["sites"].index(s[k])} for s in data["side"] if s["kind"] == "exclusive" for k in ("site", "other")]
+    best = 10 ** 9
+    for out in outs or [set()]:
+        covered = sum(data["capacity"][i] for i in musts)
+        rest = sorted((c for i, c in enumerate(data["capacity"]) if i not in musts | out), reverse=True)
+        count = len(musts)
+        for c in rest:
+            if covered >= need:
+                break
+            covered, count = covered + c, count + 1
+        if covered >= need:
+            best = min(best, count)
+    return max(best, 2 if any(s["kind"] == "min_open" for s in data["side"]) else 0)
+
+
+def pivot(rng: np.random.Generator, data: dict) -> Pivot | None:
+    """Either a cap on the open sites (when two sites cannot cover the demand): ``ok``
+    between :func:`_fewest_with` and one less than all the sites, ``bad`` one less than the
+    fewest sites whose capacities could cover the demand at all (a cap already stated stays as
+    ``ok``); or a site outside every exclusive pair that must open and handle ``ok`` 20-60% of
+    its capacity or ``bad`` 100-500 more than its capacity. The same kind in both versions."""
+    m = len(data["sites"])
     fewest = _fewest_sites(data["capacity"], sum(data["demand"]))
-    if fewest >= 2 and rng.random() < 0.5:
-        return {"kind": "max_open", "count": fewest - 1}
-    i = int(rng.integers(len(data["sites"])))
-    return {"kind": "min_ship", "site": data["sites"][i], "units": data["capacity"][i] + integer(rng, 1, 5) * 100}
+    if fewest >= 3 and rng.random() < 0.5:  # a cap of 1 would read "1 centre": only a contradiction's
+        lo = _fewest_with(data)
+        ok = {"kind": "max_open", "count": integer(rng, lo, max(lo, m - 1))} if lo <= m else None
+        return take_pivot(data, "max_open", ok, {"kind": "max_open", "count": fewest - 1})
+    i = int(rng.integers(m))
+    site, cap = data["sites"][i], data["capacity"][i]
+    excl = {s[k] for s in data["side"] if s["kind"] == "exclusive" for k in ("site", "other")}
+    opened = {s["site"] for s in data["side"] if s["kind"] == "must_open"} | {site}
+    limit = next((s["count"] for s in data["side"] if s["kind"] == "max_open"), m)
+    ok = {"kind": "min_ship", "site": site, "units": max(100, int(cap * float(rng.uniform(0.2, 0.6))) // 100 * 100)}
+    bad = {"kind": "min_ship", "site": site, "units": cap + integer(rng, 1, 5) * 100}
+    return Pivot(ok, bad) if site not in excl and len(opened) <= limit else None
 
 
 def build(data: dict) -> LinearModel:
@@ -190,5 +225,5 @@ def render(data: dict) -> str:
     return compose(intro, [sites, demand, costs, rule], requirements(data, _sentence), ask, data)
 
 
-FAMILY = Family("facility_location", "MILP", draw, side, contradiction, build, render, min_size=1, floor=2, max_size=30,
+FAMILY = Family("facility_location", "MILP", draw, side, pivot, build, render, min_size=1, floor=2, max_size=30,
                 default_integer=False, size_note="size = candidate sites (at least 2); customers = size + 2")

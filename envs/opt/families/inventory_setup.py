@@ -11,14 +11,15 @@ Without a storage limit the plan is feasible exactly when, for every period, the
 the periods that may produce up to then covers the demand up to then (stock can carry any
 surplus); :func:`_fewest_setups` uses this to size a setup cap that stays feasible, and
 :func:`_feasible` keeps only side requirements that leave a known plan. Side requirements: a storage limit, a cap on setups, a minimum closing stock, a period without
-production. Contradiction: period 1 cannot produce enough while stock starts at 0.
+production. Pivot: a cap on period 1's production, which starts with no stock: at least its
+demand (and :func:`_feasible` still finds a plan) or below it.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..model import Constraint, LinearModel, Var
-from .common import Family, compose, decimal, fmt, integer, money, pick, requirements
+from .common import Family, Pivot, ceil_to, compose, decimal, fmt, integer, money, pick, requirements
 
 THEMES = {
     "factory": {"org": "the factory", "period": "month", "unit": "units", "what": "garden chairs",
@@ -68,8 +69,9 @@ def _fewest_setups(capacity: list[int], demand: list[int], closed: set[int] = fr
 def _feasible(data: dict, sides: list[dict]) -> bool:
     """Whether ``sides`` surely leave the plan feasible (True only when a plan is known).
 
-    Without a storage limit: the prefix rule of :func:`_fewest_setups`, with the closing stock
-    added to the last demand, closed periods unable to produce, and at most the setup cap.
+    A cap on a period's production lowers its capacity. Without a storage limit: the prefix
+    rule of :func:`_fewest_setups`, with the closing stock added to the last demand, closed
+    periods unable to produce, and at most the setup cap.
     With a storage limit (never combined with a setup cap): the plan "each period makes its own
     demand, a closed period's demand is made the period before, the closing stock is made last"
     must respect capacities and the limit.
@@ -79,7 +81,10 @@ def _feasible(data: dict, sides: list[dict]) -> bool:
     limit = next((r["units"] for r in sides if r["kind"] == "storage_cap"), None)
     setups = next((r["count"] for r in sides if r["kind"] == "max_setups"), None)
     end = sum(r["units"] for r in sides if r["kind"] == "min_end_stock")
-    d, cap = data["demand"], data["capacity"]
+    d, cap = data["demand"], list(data["capacity"])
+    for r in sides:
+        if r["kind"] == "max_production":
+            cap[r["period"] - 1] = min(cap[r["period"] - 1], r["units"])
     if limit is None:
         need = list(d)
         need[-1] += end
@@ -128,12 +133,16 @@ def side(rng: np.random.Generator, data: dict) -> dict | None:
     return None
 
 
-def contradiction(rng: np.random.Generator, data: dict) -> dict:
-    """Period 1 cannot make its own demand, and stock starts at 0."""
-    if rng.random() < 0.5:
-        return {"kind": "no_production", "period": 1}
-    return {"kind": "max_production", "period": 1,
-            "units": max(0, data["demand"][0] - integer(rng, 1, 10) * 10)}
+def pivot(rng: np.random.Generator, data: dict) -> Pivot | None:
+    """A cap on period 1's production (stock starts at 0): ``ok`` a multiple of ten from its
+    demand up to its capacity that :func:`_feasible` still vouches for (its capacity itself when
+    the drawn one is not: the cap then takes nothing away), ``bad`` 10-100 below its demand."""
+    d0, c0 = data["demand"][0], data["capacity"][0]
+    ok = {"kind": "max_production", "period": 1, "units": integer(rng, ceil_to(d0, 10), c0, 10)}
+    if not _feasible(data, data["side"] + [ok]):
+        ok = dict(ok, units=c0)
+    bad = {"kind": "max_production", "period": 1, "units": max(0, d0 - integer(rng, 1, 10) * 10)}
+    return Pivot(ok, bad)
 
 
 def build(data: dict) -> LinearModel:
@@ -213,5 +222,5 @@ def render(data: dict) -> str:
     return compose(intro, body, requirements(data, _sentence), ask, data)
 
 
-FAMILY = Family("inventory_setup", "MILP", draw, side, contradiction, build, render, min_size=1, max_size=30,
+FAMILY = Family("inventory_setup", "MILP", draw, side, pivot, build, render, min_size=1, max_size=30,
                 default_integer=False, size_note="size + 1 periods")

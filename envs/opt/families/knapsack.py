@@ -3,15 +3,17 @@
 
 ``size + 3`` items (``size`` 1-37, so 4-40 items); the limit is 30-60% of the total weight, so
 the choice is never trivial. Side requirements: two items conflict, one item requires another,
-an item must be taken, a cap on the number of items. Contradiction: a set of items that must all
-be taken and together exceed the limit. ``integer`` is ignored: every decision is yes/no.
+an item must be taken, a cap on the number of items. Pivot: a set of items that must all be
+taken, as many as the heaviest items that together exceed the limit: those (infeasible), or as
+many that fit with the items that must be taken already. ``integer`` is ignored: every decision
+is yes/no.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..model import Constraint, LinearModel, Var
-from .common import Family, compose, decimal, fmt, integer, listing, names_for, pick, pick_k, requirements
+from .common import Family, Pivot, compose, decimal, fmt, integer, listing, names_for, pick, pick_k, requirements
 
 THEMES = {
     "hiking": {
@@ -92,17 +94,41 @@ def side(rng: np.random.Generator, data: dict) -> dict | None:
     return None
 
 
-def contradiction(rng: np.random.Generator, data: dict) -> dict:
-    """The heaviest items, taken until their total exceeds the limit, must all be taken."""
+def pivot(rng: np.random.Generator, data: dict) -> Pivot | None:
+    """Items that must all be taken. ``bad``: the heaviest items, taken until their total exceeds
+    the limit; ``ok``: as many items, none in a conflict or a "requires" pair, that fit in the
+    limit with the items that must be taken already and within a cap on the count (the first of
+    30 random sets that does, else the lightest such items when they fit)."""
     order = sorted(range(len(data["items"])), key=lambda j: (-data["weight"][j], j))
-    chosen, total = [], 0.0
+    heavy, total = [], 0.0
     for j in order:
-        chosen.append(j)
+        heavy.append(j)
         total += data["weight"][j]
         if round(total, 6) > data["capacity"]:  # weights have at most 1 decimal
             break
-    chosen = [data["items"][j] for j in sorted(chosen)]
-    return {"kind": "must_all", "items": chosen}
+    m = len(heavy)
+    paired = {it for s in data["side"] if "other" in s for it in (s["item"], s["other"])}
+    musts = {s["item"] for s in data["side"] if s["kind"] == "must"}
+    cap = next((s["count"] for s in data["side"] if s["kind"] == "max_count"), len(data["items"]))
+    free = [j for j, it in enumerate(data["items"]) if it not in paired]
+
+    def fits(js):
+        chosen = set(js) | {j for j, it in enumerate(data["items"]) if it in musts}
+        return len(chosen) <= cap and round(sum(data["weight"][j] for j in chosen), 6) <= data["capacity"]
+
+    ok = None
+    for _ in range(30 if len(free) >= m else 0):
+        js = sorted(free[int(v)] for v in rng.permutation(len(free))[:m])
+        if fits(js):
+            ok = js
+            break
+    light = sorted(sorted(free, key=lambda j: (data["weight"][j], j))[:m])
+    if ok is None and len(light) == m and fits(light):
+        ok = light
+    if ok is None:
+        return None
+    return Pivot({"kind": "must_all", "items": [data["items"][j] for j in ok]},
+                 {"kind": "must_all", "items": [data["items"][j] for j in sorted(heavy)]})
 
 
 def build(data: dict) -> LinearModel:
@@ -155,5 +181,5 @@ def render(data: dict) -> str:
     return compose(intro, body, requirements(data, _sentence), t["ask"], data)
 
 
-FAMILY = Family("knapsack", "IP", draw, side, contradiction, build, render, min_size=1, max_size=37,
+FAMILY = Family("knapsack", "IP", draw, side, pivot, build, render, min_size=1, max_size=37,
                 default_integer=True, size_note="size + 3 items")

@@ -8,14 +8,15 @@ demand, and flow is conserved at every node. A feasible flow is drawn first (``d
 not part of the text) and capacities are set above it, so the network can always carry the
 demand; every side requirement is chosen to hold for that flow, so the problem stays feasible.
 Side requirements: a contracted minimum on an arc, a closed arc, a hub's throughput cap.
-Contradiction: a contracted minimum above an arc's capacity. All demands 0 gives cost 0.
+Pivot: a contracted minimum (the side template) on an arc the witness uses, within the witness's
+flow or above the arc's capacity. All demands 0 gives cost 0.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..model import Constraint, LinearModel, Var
-from .common import Family, ceil_to, compose, fmt, integer, listing, money, pick, requirements
+from .common import Family, Pivot, ceil_to, compose, fmt, integer, listing, money, pick, requirements
 
 THEMES = {
     "pipeline": {
@@ -111,11 +112,20 @@ def side(rng: np.random.Generator, data: dict) -> dict | None:
     return None
 
 
-def contradiction(rng: np.random.Generator, data: dict) -> dict:
-    """A contracted minimum above an arc's stated capacity."""
-    k = int(rng.integers(len(data["arcs"])))
+def pivot(rng: np.random.Generator, data: dict) -> Pivot | None:
+    """A contracted minimum on an arc that carries at least 10 of the witness flow and no side
+    requirement: ``ok`` a multiple of ten up to the witness's flow on it (as :func:`side` draws
+    one), ``bad`` 10-50 above the arc's capacity. Both on the same arc, so the arcs a
+    contradiction names are the arcs a feasible contract names."""
+    touched = {(s.get("src"), s.get("dst")) for s in data["side"]}
+    w = data["witness"]
+    arcs = [k for k, (a, b) in enumerate(data["arcs"]) if w[k] >= 10 and (a, b) not in touched]
+    if not arcs:
+        return None
+    k = arcs[int(rng.integers(len(arcs)))]
     a, b = data["arcs"][k]
-    return {"kind": "arc_min", "src": a, "dst": b, "units": data["capacity"][k] + integer(rng, 1, 5) * 10}
+    return Pivot({"kind": "arc_min", "src": a, "dst": b, "units": integer(rng, 1, w[k] // 10) * 10},
+                 {"kind": "arc_min", "src": a, "dst": b, "units": data["capacity"][k] + integer(rng, 1, 5) * 10})
 
 
 def build(data: dict) -> LinearModel:
@@ -178,5 +188,5 @@ def render(data: dict) -> str:
     return compose(intro, body, requirements(data, _sentence), ask, data)
 
 
-FAMILY = Family("min_cost_flow", "LP", draw, side, contradiction, build, render, min_size=1, max_size=30,
+FAMILY = Family("min_cost_flow", "LP", draw, side, pivot, build, render, min_size=1, max_size=30,
                 default_integer=False, size_note="size = number of hubs")

@@ -9,14 +9,15 @@ loadings ``B`` (two factors) and integer specific variances ``D``, so every entr
 the text can state exactly and ``Σ`` is positive definite by construction (a rounded random
 covariance matrix need not be). The return floor lies strictly between the lowest and highest
 return. Side requirements: a cap or a floor on one asset's fraction, a cap on two assets
-together. Contradiction: floors on two assets that add up to more than 100%.
+together. Pivot: floors on two assets, adding up to at most 40% of the fund or to more than all
+of it.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..model import Constraint, LinearModel, Var
-from .common import Family, compose, decimal, fmt, integer, listing, names_for, pick, pick_k, requirements
+from .common import Family, Pivot, compose, decimal, fmt, integer, listing, names_for, pick, pick_k, requirements
 
 THEMES = {
     "stocks": {
@@ -91,13 +92,41 @@ def side(rng: np.random.Generator, data: dict) -> dict | None:
     return None
 
 
-def contradiction(rng: np.random.Generator, data: dict) -> dict:
-    """Floors on two assets that add up to more than the whole fund."""
-    a, b = (int(v) for v in rng.permutation(len(data["assets"]))[:2])
-    p = pick(rng, [55, 60, 65, 70])
-    q = pick(rng, [50, 55, 60])
-    return {"kind": "min_pair", "asset": data["assets"][a], "other": data["assets"][b], "percent": p,
-            "other_percent": q}
+def pivot(rng: np.random.Generator, data: dict) -> Pivot | None:
+    """Floors on two assets: ``ok`` 5-20% each, which no side requirement contradicts (a cap is
+    at least 30%, a cap on a pair at least 40%, and with the side floors at most 80% of the fund
+    is then fixed) and :func:`_plan` shows leave the return floor reachable, ``bad`` 55-70% and
+    50-60%, more than the whole fund."""
+    a, b = (data["assets"][int(v)] for v in rng.permutation(len(data["assets"]))[:2])
+    ok = {"kind": "min_pair", "asset": a, "other": b, "percent": pick(rng, [5, 10, 15, 20]),
+          "other_percent": pick(rng, [5, 10, 15, 20])}
+    bad = dict(ok, percent=pick(rng, [55, 60, 65, 70]), other_percent=pick(rng, [50, 55, 60]))
+    return Pivot(ok, bad) if _plan(data, data["side"] + [ok]) else None
+
+
+def _plan(data: dict, sides: list[dict]) -> bool:
+    """Whether a greedy plan meets ``sides`` and the return floor: every floor first, then the
+    rest of the fund into the assets by falling return, as far as their caps and pair caps allow
+    (True only when that plan works; a False does not prove infeasibility)."""
+    n, idx = len(data["assets"]), {x: i for i, x in enumerate(data["assets"])}
+    lo, hi, pairs = [0.0] * n, [1.0] * n, []
+    for s in sides:
+        if s["kind"] == "min_weight":
+            lo[idx[s["asset"]]] = max(lo[idx[s["asset"]]], s["percent"] / 100)
+        elif s["kind"] == "max_weight":
+            hi[idx[s["asset"]]] = min(hi[idx[s["asset"]]], s["percent"] / 100)
+        elif s["kind"] == "pair_max":
+            pairs.append(({idx[s["asset"]], idx[s["other"]]}, s["percent"] / 100))
+        elif s["kind"] == "min_pair":
+            lo[idx[s["asset"]]] = max(lo[idx[s["asset"]]], s["percent"] / 100)
+            lo[idx[s["other"]]] = max(lo[idx[s["other"]]], s["other_percent"] / 100)
+    w = list(lo)
+    if any(a > b for a, b in zip(lo, hi)) or sum(w) > 1 or any(sum(w[i] for i in p) > c for p, c in pairs):
+        return False
+    for i in sorted(range(n), key=lambda i: -data["returns"][i]):
+        room = min([1 - sum(w), hi[i] - w[i]] + [c - sum(w[k] for k in p) for p, c in pairs if i in p])
+        w[i] += max(0.0, room)
+    return sum(w) >= 1 - 1e-9 and sum(wi * r for wi, r in zip(w, data["returns"])) >= data["min_return"] + 1e-9
 
 
 def build(data: dict) -> LinearModel:
@@ -159,5 +188,5 @@ def render(data: dict) -> str:
     return compose(intro, body, requirements(data, _sentence), ask, data)
 
 
-FAMILY = Family("portfolio", "QP", draw, side, contradiction, build, render, min_size=1, floor=2, max_size=20,
+FAMILY = Family("portfolio", "QP", draw, side, pivot, build, render, min_size=1, floor=2, max_size=20,
                 default_integer=False, size_note="size = number of assets (at least 2)")

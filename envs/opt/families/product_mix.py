@@ -4,16 +4,17 @@ OR-textbook cases; the paper's own example is tables and chairs).
 
 ``size`` products (1-40; 1 is drawn as 2) and 2-3 resources. Every product uses every resource, so production is
 bounded and the LP is never unbounded. Side requirements: a product's upper or lower unit
-limit, a minimum share of all units, "no more X than Y", a cap on total units. Contradiction: a
-minimum output beyond what a resource allows.
+limit, a minimum share of all units, "no more X than Y", a cap on total units. Pivot: a
+product's standing order (the side template), small enough to keep the problem feasible or
+beyond what the resources allow for that product.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..model import Constraint, LinearModel, Var
-from .common import Family, ceil_to, compose, decimal, fmt, integer, listing, money, names_for, pick, \
-    pick_k, plural, requirements
+from .common import Family, Pivot, ceil_to, compose, decimal, fmt, integer, listing, money, names_for, pick, \
+    pick_k, plural, requirements, take_pivot
 
 THEMES = {
     "furniture": {
@@ -147,15 +148,21 @@ def side(rng: np.random.Generator, data: dict) -> dict | None:
     return None
 
 
-def contradiction(rng: np.random.Generator, data: dict) -> dict:
-    """At least more units than some resource permits: with every product using at least
-    ``min(use)`` of resource ``r`` per unit, total output is at most ``available / min(use)``."""
-    r = int(rng.integers(len(data["resources"])))
-    most = data["available"][r] / min(data["use"][r])
-    if rng.random() < 0.5:
-        return {"kind": "min_total", "units": ceil_to(most + 1, 10)}
-    j = int(rng.integers(len(data["products"])))
-    return {"kind": "min_units", "product": data["products"][j], "units": ceil_to(_cap(data, j) + 1, 10)}
+def pivot(rng: np.random.Generator, data: dict) -> Pivot | None:
+    """A standing order for one product: ``ok`` as :func:`side` sizes it (at most ``1/(2n)`` of
+    what the resources allow; at least 2, so that both versions read "units"), ``bad`` the next
+    multiple of ten above what the resources allow for that product alone. A product that has a
+    standing order already keeps it as ``ok``."""
+    n = len(data["products"])
+    j = int(rng.integers(n))
+    p, cap = data["products"][j], _cap(data, j)
+    units = int(cap / (2 * n))
+    floor = units + sum(s["units"] for s in data["side"] if s["kind"] == "min_units" and s["product"] != p)
+    total = next((s["units"] for s in data["side"] if s["kind"] == "max_total"), None)
+    fits = units >= 2 and (total is None or floor <= total)  # the standing orders fit in the storage
+    ok = {"kind": "min_units", "product": p, "units": units} if fits else None
+    bad = {"kind": "min_units", "product": p, "units": ceil_to(cap + 1, 10)}
+    return take_pivot(data, "min_units", ok, bad, lambda s: s["product"] == p and s["units"] >= 2)
 
 
 def build(data: dict) -> LinearModel:
@@ -181,8 +188,6 @@ def build(data: dict) -> LinearModel:
             constraints.append(Constraint(name, {x[idx[s["product"]]]: 1.0, x[idx[s["other"]]]: -1.0}, hi=0.0))
         elif s["kind"] == "max_total":
             constraints.append(Constraint(name, {v: 1.0 for v in x}, hi=s["units"]))
-        elif s["kind"] == "min_total":
-            constraints.append(Constraint(name, {v: 1.0 for v in x}, lo=s["units"]))
         else:
             raise ValueError(f"unknown product_mix requirement {s['kind']!r}")
     return LinearModel("max", variables, constraints, {x[j]: float(p) for j, p in enumerate(data["profit"])})
@@ -200,8 +205,6 @@ def _sentence(s: dict, data: dict) -> str:
         return f"No more {unit}s of {s['product']} than of {s['other']} may be made."
     if s["kind"] == "max_total":
         return f"Storage limits total output to at most {fmt(s['units'])} {unit}s."
-    if s["kind"] == "min_total":
-        return f"Management insists that at least {fmt(s['units'])} {unit}s be made in total."
     raise ValueError(s["kind"])
 
 
@@ -223,5 +226,5 @@ def render(data: dict) -> str:
     return compose(intro, body, requirements(data, _sentence), ask, data)
 
 
-FAMILY = Family("product_mix", "LP", draw, side, contradiction, build, render, min_size=1, floor=2, max_size=40,
+FAMILY = Family("product_mix", "LP", draw, side, pivot, build, render, min_size=1, floor=2, max_size=40,
                 default_integer=False, size_note="size = number of products (at least 2)")

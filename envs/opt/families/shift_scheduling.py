@@ -12,14 +12,15 @@ Two shapes:
 
 A side requirement is kept only when :func:`_plan_total` still builds a plan that meets every
 requirement, so the problem stays feasible. Side requirements: a start's cap, a minimum at opening, a maximum share of part-time staff, a cap on
-total staff. Contradiction: fewer staff in total than the busiest period needs.
+total staff. Pivot: the cap on total staff (the side template), at least the staff of
+:func:`_plan_total`'s plan or fewer than the busiest period needs.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..model import Constraint, LinearModel, Var
-from .common import Family, compose, fmt, integer, listing, money, pick, plural, requirements
+from .common import Family, Pivot, compose, fmt, integer, listing, money, pick, plural, requirements, take_pivot
 
 THEMES = {
     "callcentre": {
@@ -155,9 +156,15 @@ def side(rng: np.random.Generator, data: dict) -> dict | None:
     return None
 
 
-def contradiction(rng: np.random.Generator, data: dict) -> dict:
-    """Fewer staff in total than the busiest period needs at once."""
-    return {"kind": "max_total", "staff": max(data["demand"]) - 1}
+def pivot(rng: np.random.Generator, data: dict) -> Pivot | None:
+    """A cap on total staff: ``ok`` the staff of :func:`_plan_total`'s plan under the side
+    requirements plus 0-3 (a cap already stated stays as ``ok``), ``bad`` fewer than the busiest
+    period needs at once (at least 2, so that both versions read in the plural)."""
+    base = _plan_total(data, data["side"])
+    ok = None if base is None else {"kind": "max_total", "staff": base + integer(rng, 0, 3)}
+    most = max(data["demand"])
+    bad = {"kind": "max_total", "staff": integer(rng, 2, most - 1)} if most >= 3 else None
+    return take_pivot(data, "max_total", ok, bad)
 
 
 def build(data: dict) -> LinearModel:
@@ -227,5 +234,5 @@ def render(data: dict) -> str:
     return compose(intro, body, requirements(data, _sentence), ask, data)
 
 
-FAMILY = Family("shift_scheduling", "IP", draw, side, contradiction, build, render, min_size=1, max_size=19,
+FAMILY = Family("shift_scheduling", "IP", draw, side, pivot, build, render, min_size=1, max_size=19,
                 default_integer=True, size_note="size + 5 opening hours, or 6/12/24 round-the-clock blocks")

@@ -4,15 +4,16 @@ points at least cost (a textbook staple, SIRL §3.1).
 
 ``size`` sources (1-30; 1 is drawn as 2) and ``size + 1`` destinations. Total supply exceeds total demand by
 10-40%, so the plain problem is feasible. Side requirements: a route's capacity, a closed route,
-a source's minimum shipment (a contract), an exact delivery to one destination. Contradiction:
-a source must ship more than it has.
+a source's minimum shipment (a contract), an exact delivery to one destination. Pivot: a
+source's contract (the side template), for at most half its supply or for more than it has.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..model import Constraint, LinearModel, Var
-from .common import Family, compose, decimal, fmt, integer, listing, money, names_for, pick, requirements
+from .common import Family, Pivot, compose, decimal, fmt, integer, listing, money, names_for, pick, requirements, \
+    take_pivot
 
 THEMES = {
     "retail": {
@@ -98,11 +99,14 @@ def side(rng: np.random.Generator, data: dict) -> dict | None:
     return None
 
 
-def contradiction(rng: np.random.Generator, data: dict) -> dict:
-    """A source must ship more than its stated supply."""
+def pivot(rng: np.random.Generator, data: dict) -> Pivot | None:
+    """A contract for one source: ``ok`` 20-50% of its supply (as :func:`side` draws it; a
+    contract the source has already stays as ``ok``), ``bad`` 10-50 units more than its supply."""
     i = int(rng.integers(len(data["sources"])))
-    extra = integer(rng, 1, 5) * 10
-    return {"kind": "min_from", "source": data["sources"][i], "units": data["supply"][i] + extra}
+    src, supply = data["sources"][i], data["supply"][i]
+    ok = {"kind": "min_from", "source": src, "units": max(1, int(supply * float(rng.uniform(0.2, 0.5))))}
+    bad = {"kind": "min_from", "source": src, "units": supply + integer(rng, 1, 5) * 10}
+    return take_pivot(data, "min_from", ok, bad, lambda s: s["source"] == src)
 
 
 def build(data: dict) -> LinearModel:
@@ -163,5 +167,5 @@ def render(data: dict) -> str:
     return compose(intro, body, requirements(data, _sentence), ask, data)
 
 
-FAMILY = Family("transportation", "LP", draw, side, contradiction, build, render, min_size=1, floor=2, max_size=30,
+FAMILY = Family("transportation", "LP", draw, side, pivot, build, render, min_size=1, floor=2, max_size=30,
                 default_integer=False, size_note="size = number of sources (at least 2); destinations = size + 1")
