@@ -126,13 +126,14 @@ def written_clauses(program: str) -> set[frozenset[int]]:
     return out
 
 
-def transcription(run_dir: Path, instances: list[dict]) -> dict[str, float]:
-    """How much of each formula the model wrote into its last program: the share of the true clauses
+def transcription(records: list[dict], instances: list[dict]) -> dict[str, float]:
+    """How much of each formula the model wrote into its last program (``records``: a run's
+    records, ``load_records(run_dir)``, which checks them): the share of the true clauses
     present (recall), of the written ones that are true (precision), and of episodes with exactly the
     true clause set. Why a copied solver answer is right or wrong; the ``equivalence`` reward is the
     exact case up to logical equivalence."""
     recall, precision, exact = [], [], []
-    for r in load_records(run_dir):
+    for r in records:
         truth = {frozenset(c) for c in instances[r["instance"]]["problem"]["clauses"]}
         calls = [m["content"] for m in r["messages"] if m["role"] == "assistant" and "<tool_call>" in m["content"]]
         written = written_clauses(calls[-1]) if calls else set()
@@ -256,7 +257,7 @@ def main(argv=None) -> int:
         line = {"model": name, "acc": run["accuracy"], "se": run["se"], "z": z_score(run["accuracy"], level, run["se"]),
                 **extra}
         if run_dir is not None:  # what the policy wrote; equivalence pays 1, so its mean is a share
-            line.update(transcription(run_dir, val_instances), equivalent=run["components"].get("equivalence", 0.0))
+            line.update(transcription(load_records(run_dir), val_instances), equivalent=run["components"].get("equivalence", 0.0))
         return line
 
     table = [{"model": "random agent (exact: mean chance_success)", "acc": level, "se": 0.0, "z": None},

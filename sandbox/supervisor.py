@@ -442,6 +442,7 @@ class Server:
                     self.tmp.cycle()
                 else:
                     shutil.rmtree(child.workdir, ignore_errors=True)
+                    shutil.rmtree(child.workdir + capture.core.EXPORT_SUFFIX, ignore_errors=True)
             except Exception:  # a tree too deep for rmtree: the next program's directory is new anyway
                 pass
             self.tmp_used = False

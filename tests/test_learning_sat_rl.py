@@ -69,7 +69,7 @@ def test_the_pipeline_runs_end_to_end_at_a_toy_size(tmp_path, capsys):
     assert json.loads((tmp_path / "learning_sat_rl.json").read_text())["timings_s"] == result["timings_s"]
 
 
-def test_transcription_counts_the_clauses_a_program_states(tmp_path):
+def test_transcription_counts_the_clauses_a_program_states():
     """The oracle's sympy program states exactly the formula; dropping one clause and replacing
     another by a false one is seen as such (recall 6/8, precision 6/7, not exact)."""
     env = gym.make(L.ENV, **L.ENV_KWARGS).unwrapped
@@ -85,12 +85,12 @@ def test_transcription_counts_the_clauses_a_program_states(tmp_path):
     assert len(ors) == 8
     broken = program.replace(ors[0] + "\n", "", 1)
     broken = broken.replace(ors[1], "    Or(A, B, Not(C)),", 1)  # a width-3 clause: not one of the true ones
-    (tmp_path / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [
+    records = [
         {"instance": 0, "messages": played["messages"]},
         {"instance": 0, "messages": [played["messages"][0], {"role": "assistant", "content": broken}]},
         {"instance": 0, "messages": [played["messages"][0], {"role": "assistant", "content": "```answer 00000```"}]},
-    ]))
-    got = L.transcription(tmp_path, [row])
+    ]
+    got = L.transcription(records, [row])
     assert got["clause_recall"] == pytest.approx((1 + 6 / 8 + 0) / 3)
     assert got["clause_precision"] == pytest.approx((1 + 6 / 7 + 0) / 3)
     assert got["exact_formula"] == pytest.approx(1 / 3)

@@ -509,13 +509,13 @@ def test_the_export_survives_what_the_program_does_to_its_working_directory(pool
     assert _host_resolve(opt["mps"]) == ("optimal", pytest.approx(21.5))
 
 
-def test_the_export_directory_is_private_only_where_tmp_is_the_programs_own(tmp_path, monkeypatch):
+def test_the_export_directory_is_the_working_directory_s_private_sibling(tmp_path, monkeypatch):
     (work := tmp_path / "sg-1").mkdir()
     monkeypatch.chdir(work)
-    made = export_dir()  # the working directory alone in its parent: a 0700 sibling
-    assert os.path.dirname(made) == str(tmp_path) and os.stat(made).st_mode & 0o777 == 0o700
-    os.rmdir(made), (tmp_path / "other").mkdir()  # a shared parent collects no directories: the cwd itself
-    assert export_dir() == str(work) and sorted(os.listdir(tmp_path)) == ["other", "sg-1"]
+    made = export_dir()  # a 0700 sibling, the same one when armed again (the rehearsal, then the program)
+    assert made == str(work) + ".mps" and os.stat(made).st_mode & 0o777 == 0o700 and export_dir() == made
+    os.rmdir(made), (tmp_path / "sg-1.mps").write_text("")  # no directory to be had there: the cwd itself
+    assert export_dir() == str(work)
 
 
 # ----------------------------------------------------------------------------- record validation

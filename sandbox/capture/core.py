@@ -22,7 +22,6 @@ import json
 import operator
 import os
 import sys
-import tempfile
 
 #: top-level module -> solver family name used in prompts and rewards (SAT-RL §3.1's PyPI names
 #: for python-sat; the others are their import names).
@@ -182,30 +181,32 @@ def _report_writer(cap: Capture, fd: int, secret: str, pid: int):
     return exit_with_report
 
 
+#: the capture's own export directory is the working directory's name plus this suffix, beside it
+#: (the supervisor removes both after the program; under the namespaces they go with its /tmp)
+EXPORT_SUFFIX = ".mps"
+
+
 def export_dir() -> str | None:
-    """Where this process's MPS exports are written and read back, chosen when the capture is
-    armed: a directory of the capture's own (absolute, mode 0700) beside the working directory
-    when the program's ``/tmp`` holds nothing else (the fresh tmpfs each program gets under the
-    namespaces, gone with it), so that a program that makes its working directory read-only,
-    removes it or chdirs away still exports its model; else the working directory itself (under
-    Landlock the only place the program may write, and a shared ``/tmp`` must not collect
-    directories). ``None`` when there is no working directory."""
+    """Where this process's MPS exports are written and read back, made when the capture is armed
+    (before the program runs): the working directory's sibling ``<workdir>.mps``, mode 0700, so
+    that a program that makes its working directory read-only or unreadable, removes it or chdirs
+    away still exports its model (the name is the working directory's, unpredictable to the
+    program). The working directory itself where the sibling cannot be made (under Landlock the
+    working directory is the only place the program may write). ``None`` when there is no
+    working directory. A program can still remove or lock the directory it finds: then no model
+    comes back, and an answer without one earns no accuracy."""
     try:
         workdir = os.getcwd()
     except OSError:
         return None
-    parent = os.path.dirname(workdir)
+    private = workdir + EXPORT_SUFFIX
     try:
-        with os.scandir(parent) as entries:
-            alone = [e.name for _, e in zip(range(2), entries)] == [os.path.basename(workdir)]
+        os.mkdir(private, 0o700)
+        return private
+    except FileExistsError:  # made by this child's rehearsal, before the program came
+        return private if os.path.isdir(private) and not os.path.islink(private) else workdir
     except OSError:
-        alone = False
-    if alone:
-        try:
-            return tempfile.mkdtemp(prefix=".sandbox-mps-", dir=parent)
-        except OSError:
-            pass
-    return workdir
+        return workdir
 
 
 def wrap_call(cap: Capture, family: str, call: str, kind: str, fn, snapshot, optimum=None):
