@@ -14,8 +14,8 @@ import pytest
 import solvergym  # noqa: F401
 from solvergym.cli import main
 from solvergym.envs.modes.tool import SolverToolEnv
-from solvergym.envs.opt.datasets import (MAX_MODEL_NONZEROS, MAX_MODEL_VARIABLES, check_model_size, load_benchmark,
-                                         record_to_instance)
+from solvergym.envs.opt.datasets import (MAX_MODEL_CONSTRAINTS, MAX_MODEL_NONZEROS, MAX_MODEL_VARIABLES,
+                                         check_model_size, load_benchmark, record_to_instance)
 from solvergym.envs.opt.generator import FAMILIES, ORInstance
 from solvergym.envs.records import MAX_DEPTH, read_regular
 from solvergym.envs.sat.cnf import DEFAULT_MODEL_LIMIT, first_violated
@@ -152,7 +152,11 @@ def test_the_size_bounds_admit_every_family_at_its_largest_size():
     for name, fam in FAMILIES.items():
         data = fam.make_data(rng, fam.max_size, None, 4)
         _, model = fam.finish(data)
-        check_model_size(model.to_dict())  # raises if a generated model were over a bound
+        d = model.to_dict()
+        assert check_model_size(d) is None  # raises if a generated model were over a bound
+        nonzeros = sum(len(c["coefs"]) for c in d["constraints"])
+        assert len(d["variables"]) <= MAX_MODEL_VARIABLES and len(d["constraints"]) <= MAX_MODEL_CONSTRAINTS, name
+        assert 0 < nonzeros <= MAX_MODEL_NONZEROS, name
 
 
 # -- item 14: wrong types name the line, garbage says what is wrong -------------------------------

@@ -129,11 +129,17 @@ def _skip(reason: str, *values):
     return pytest.param(*values, marks=pytest.mark.skip(reason=reason))
 
 
-def _not_paid(comps: dict, info: dict, *, execution: float | None = None) -> None:
-    assert comps["accuracy"] == 0.0 and comps["bonus"] == 0.0, (comps, info["reason"])
-    assert not info["correct"] and isinstance(info["reason"], str) and info["reason"].strip()
-    if execution is not None:
-        assert comps["execution"] == execution, (comps, info["reason"])
+def paid(comps: dict, info: dict, *, execution: float | None = None) -> list[str]:
+    """What an attack was paid that it must not be (empty: nothing): accuracy or bonus, a verdict
+    of correct, a missing reason, or an execution term other than ``execution``."""
+    out = []
+    if comps["accuracy"] != 0.0 or comps["bonus"] != 0.0:
+        out.append(f"paid {comps}")
+    if info["correct"] or not (isinstance(info["reason"], str) and info["reason"].strip()):
+        out.append("judged correct, or no reason given")
+    if execution is not None and comps["execution"] != execution:
+        out.append(f"execution {comps['execution']}, expected {execution}")
+    return out
 
 
 # ----------------------------------------------------------------------------- the honest programs
@@ -191,7 +197,7 @@ def test_a_patched_objective_getter_over_a_wrong_model_earns_no_accuracy(pool, k
     wrong = LinearModel.from_dict(inst.model)
     wrong.objective = {k: 2 * c for k, c in wrong.objective.items()}  # its optimum is twice the truth
     comps, info = score(pool, inst, program(api, wrong, before=PATCHES[api].format(y=inst.answer)))
-    _not_paid(comps, info, execution=1.0)
+    assert not paid(comps, info, execution=1.0), info["reason"]
 
 
 # ----------------------------------------------------------------------------- (b) a blocked export
@@ -219,7 +225,8 @@ def test_a_constant_objective_behind_a_blocked_export_earns_no_accuracy(pool, kn
         code = program(api, stated, before="import os\nos.chmod('.', 0o500)\n")
     else:
         code = program(api, stated, before_objective=UNUSED_COLUMNS[api])
-    _not_paid(*score(pool, inst, code))
+    comps, info = score(pool, inst, code)
+    assert not paid(comps, info), info["reason"]
 
 
 # ----------------------------------------------------------------------------- (c) constant objectives
@@ -232,7 +239,8 @@ def test_an_objective_that_is_a_constant_in_disguise_earns_no_accuracy(pool, kna
               "y fixed by its bounds": lambda: one_var("max", 0.0, coef=y, lb=1.0, ub=1.0),
               "singleton row y == 1": lambda: one_var("max", 0.0, coef=y, rows=[(1.0, 1.0)]),
               "1e-9*y + c": lambda: one_var("max", y, coef=1e-9)}[kind]()
-    _not_paid(*score(pool, inst, program(api, stated)))
+    comps, info = score(pool, inst, program(api, stated))
+    assert not paid(comps, info), info["reason"]
 
 
 # ----------------------------------------------------------------------------- (d) infeasible, falsely
@@ -253,13 +261,15 @@ _FINITE = "CP-SAT variables have finite domains: a CP-SAT model cannot be unboun
 
 @pytest.mark.parametrize("api", [*UNBOUNDED, _skip(_FINITE, "cpsat")])
 def test_an_unbounded_model_on_an_infeasible_instance_earns_no_accuracy(pool, knapsack, api):
-    _not_paid(*score(pool, knapsack[1], UNBOUNDED[api]), execution=1.0)
+    comps, info = score(pool, knapsack[1], UNBOUNDED[api])
+    assert not paid(comps, info, execution=1.0), info["reason"]
 
 
 @pytest.mark.parametrize("api", APIS)
 def test_a_three_line_infeasible_dummy_earns_no_accuracy(pool, knapsack, api):
     dummy = one_var("max", 0.0, coef=1.0, lb=0.0, ub=1.0, rows=[(2.0, None)])  # y <= 1 and y >= 2
-    _not_paid(*score(pool, knapsack[1], program(api, dummy)))
+    comps, info = score(pool, knapsack[1], program(api, dummy))
+    assert not paid(comps, info), info["reason"]
 
 
 # ----------------------------------------------------------------------------- (e) bought structure
@@ -304,11 +314,12 @@ EMPTY = {
 
 @pytest.mark.parametrize("api", APIS)
 def test_an_empty_model_is_not_an_execution(pool, knapsack, api):
-    _not_paid(*score(pool, knapsack[0], EMPTY[api]), execution=0.0)
+    comps, info = score(pool, knapsack[0], EMPTY[api])
+    assert not paid(comps, info, execution=0.0), info["reason"]
     # SIRL's reading pays execution for code that runs and reports a status (execution_rule="paper"),
     # never accuracy; HiGHS reports an empty model as kModelEmpty, no solution status
     comps, info = score(pool, knapsack[0], EMPTY[api], execution_rule="paper")
-    _not_paid(comps, info, execution=0.0 if api == "highspy" else 1.0)
+    assert not paid(comps, info, execution=0.0 if api == "highspy" else 1.0), info["reason"]
 
 
 def test_the_instances_are_what_the_classes_need(knapsack):
