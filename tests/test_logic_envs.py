@@ -236,7 +236,7 @@ def test_trace_mode_is_the_single_turn_mode_posing_the_problem(env_id):
 def test_settings_are_the_problems_and_a_fixed_one_is_refused():
     want = {"reward", "aggregation", "accept", "novelty", "require_unique", "require_faithful", "incremental",
             "consistency_over", "max_steps", "verify_budget_s", "mode", "step_credit", "max_turns",
-            "max_action_chars", "render_mode", "reward_weights"}
+            "max_action_chars", "render_mode", "reward_weights", "reward_timing", "retry_penalty"}
     assert set(default_kwargs("SolverZebra-v0")) == want | {"n_houses", "n_attributes", "bucket", "clue_weights"}
     assert set(default_kwargs("SolverLSAT-v0")) == (want - {"require_unique"}) | {
         "game", "n_entities", "n_groups", "question_type", "max_solutions"}

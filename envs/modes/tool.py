@@ -15,8 +15,9 @@ program or code block is part of it, and a turn whose last answer block lies ins
 ``<tool_call>`` is a tool call. A turn with neither is a format failure (an explanatory
 observation and ``info["error"]``; the agent may retry).
 
-Rewards (§3.4, all components start at 0 and are paid when the episode ends, by an answer or by
-the turn budget; every earlier step pays 0):
+Rewards (§3.4, all components start at 0 and, with ``reward_timing="end"`` (default, the
+paper's), are paid when the episode ends, by an answer or by the turn budget; every earlier step
+pays 0):
 
 - the capability's components for the final answer (SAT: ``format`` 0.1 when it parses;
   ``correct`` 1 correct / 0 ``idk`` / ``-1 - eps`` wrong, eq. 1; a k-bit assignment's wrong
@@ -35,6 +36,17 @@ the turn budget; every earlier step pays 0):
   ``info["equivalence"]``. A capability whose problem states no Boolean truth takes ``tool``
   only (its ``rewards``: SolverOR-v0's programs solve LPs).
 
+``reward_timing="per_call"`` pays the same return as it accrues: each step pays the change in
+``tool`` and ``equivalence`` as they would stand were its call the last (so a clean solver call
+pays 0.1 and 1 on its own step, and a later call that raises pays -0.1 and -1 back: §3.4 rewards
+the last call), and the step that ends the episode pays the final answer's components and what
+its own call changed. The episode's sum is the end-of-episode reward (to rounding), and an
+episode that a ``TimeLimit`` wrapper (``gym.make(..., max_episode_steps=n)``) cuts short keeps
+what its calls earned; under ``"end"`` such an episode pays nothing, so ``max_turns`` is the turn
+budget to use (the ids are registered without a Gymnasium step limit). Each tool-call step's
+``info`` then says why: ``tool_reward_reason``, ``equivalence`` and ``call_components`` (the
+standing values). The equivalence check runs once per call instead of once per episode.
+
 Keywords: the problem's knobs and settings, the capability's settings (``sat``: ``eps`` and
 ``wrong_penalty``), and the mode's own (:class:`SolverToolEnv`).
 
@@ -51,6 +63,7 @@ instance.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -64,7 +77,7 @@ from ..records import parse_json
 from ...sandbox import REHEARSABLE, SOLVER_FAMILIES, Limits, SandboxPool, SandboxResult, shared_pool
 from ..equivalence import EquivalenceVerdict
 from ..text import clean_text
-from .base import Outcome, ProblemEnv
+from .base import Outcome, Payout, ProblemEnv, check_reward_timing
 
 __all__ = ["ToolInstance", "SolverToolEnv", "REWARD_TOOL", "REWARD_EQUIVALENCE", "TOOL_REWARDS", "TOOL_SOLVERS",
            "tool_prompt"]
@@ -141,7 +154,8 @@ class SolverToolEnv(ProblemEnv):
     :class:`~solvergym.sandbox.Limits` or its dict). ``pool``: a
     :class:`~solvergym.sandbox.SandboxPool` to use instead of the shared one; ``lease`` is the
     :class:`~solvergym.sandbox.PoolLease` programs run under (the shared pool, taken on the first
-    tool call and given back by :meth:`close`).
+    tool call and given back by :meth:`close`). ``reward_timing``: ``"end"`` (the paper's) or
+    ``"per_call"`` (the same return, paid as each call changes it; the module docstring).
     """
 
     mode = "tool"  # the scripted oracle drives this mode with tool calls (``agents/scripted.py``)
@@ -159,6 +173,7 @@ class SolverToolEnv(ProblemEnv):
         max_tool_output_chars: int = 4000,
         pool: SandboxPool | None = None,
         tool_reward: str = "sat-rl",
+        reward_timing: str = "end",
         max_action_chars: int | None = None,
         render_mode: str | None = None,
         reward_weights: dict[str, float] | None = None,
@@ -166,6 +181,8 @@ class SolverToolEnv(ProblemEnv):
     ):
         if tool_reward not in TOOL_REWARDS:
             raise ValueError(f"tool_reward must be one of {TOOL_REWARDS}, got {tool_reward!r}")
+        self.reward_timing = check_reward_timing(reward_timing)
+        self.payout = Payout()
         if tool_reward == "retool" and reward_weights is None:
             reward_weights = {"equivalence": 0.0}  # ReTool pays no solver incentive
         super().__init__(task, (), max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode,
@@ -193,6 +210,7 @@ class SolverToolEnv(ProblemEnv):
         self._problem: Instance | None = None
         self._last_tool: SandboxResult | None = None
         self._tool_calls = 0
+        self._standing: tuple[int, dict[str, float], dict[str, Any]] | None = None
 
     @classmethod
     def kwargs_defaults(cls, problem: str | Callable[..., Problem] | None = None) -> dict[str, Any]:
@@ -260,6 +278,8 @@ class SolverToolEnv(ProblemEnv):
     def reset(self, *, seed=None, options=None):
         self._last_tool = None
         self._tool_calls = 0
+        self._standing = None
+        self.payout.reset()
         self._problem = None
         return super().reset(seed=seed, options=options)
 
@@ -309,7 +329,7 @@ class SolverToolEnv(ProblemEnv):
             components, extra = self._end_components(self._no_answer())
             info.update(extra)
             return Outcome(components, False, obs, info, error=reason)
-        return Outcome(self._zero(), False, obs, info, error=reason)
+        return Outcome(self._pay_call(info), False, obs, info, error=reason)
 
     def _no_answer(self) -> dict[str, float]:
         """The capability's components for an episode that ends without a final answer."""
@@ -327,7 +347,7 @@ class SolverToolEnv(ProblemEnv):
             info.update(extra)
             info.update(correct=False, answer=None, reason="the turn budget ended the episode before an answer")
             return Outcome(components, False, obs, info)
-        return Outcome(self._zero(), False, obs, info)
+        return Outcome(self._pay_call(info), False, obs, info)
 
     def _finish(self, text: str, tool_obs: str) -> Outcome:
         score = self.tool.score(self.problem_instance(), text)
@@ -370,9 +390,30 @@ class SolverToolEnv(ProblemEnv):
                 "formula_kind": (r.formula or {}).get("kind"), "formula_solver": (r.formula or {}).get("solver"),
                 "formula_error": r.formula_error}
 
+    def _pay_call(self, info: dict[str, Any]) -> dict[str, float]:
+        """What a step that does not end the episode pays: nothing with ``"end"`` timing; with
+        ``"per_call"`` the change in the tool rewards as the last call leaves them (its ``info``
+        says why)."""
+        if self.reward_timing == "end":
+            return self._zero()
+        standing, extra = self._tool_components()
+        info.update(extra, call_components=dict(standing))
+        return self.payout.pay({**dict.fromkeys(self.tool.components, 0.0), **standing})
+
     def _end_components(self, answer_components: dict[str, float]) -> tuple[dict[str, float], dict[str, Any]]:
-        """The components at the end of an episode (the problem's, ``tool``, ``equivalence``), and
-        the info that explains them."""
+        """What the step that ends an episode pays (the problem's components, ``tool``,
+        ``equivalence``: all of them with ``"end"`` timing, what is not paid yet with
+        ``"per_call"``), and the info that explains them."""
+        standing, info = self._tool_components()
+        components = {k: float(answer_components.get(k, 0.0)) for k in self.tool.components}
+        components.update(standing)
+        return self.payout.pay(components), info
+
+    def _tool_components(self) -> tuple[dict[str, float], dict[str, Any]]:
+        """``tool`` (and ``equivalence``) as the last tool call leaves them (§3.4: the reward reads
+        the last call), and the info that explains them; worked out once per call."""
+        if self._standing is not None and self._standing[0] == self._tool_calls:
+            return dict(self._standing[1]), copy.deepcopy(self._standing[2])
         r = self._last_tool
         solver = self.instance.solver
         wanted = (solver,) if solver is not None else self.solvers
@@ -390,15 +431,15 @@ class SolverToolEnv(ProblemEnv):
                               " (importing a solver is not using it)"))
         else:
             tool_ok, tool_reason = True, f"the last tool call ran and called {' or '.join(s for s in wanted if r.called(s))}"
-        components = {k: float(answer_components.get(k, 0.0)) for k in self.tool.components}
-        components["tool"] = REWARD_TOOL if tool_ok else 0.0
+        components = {"tool": REWARD_TOOL if tool_ok else 0.0}
         info = {"tool_reward_reason": tool_reason, "tool_calls": self._tool_calls,
                 "last_tool_result": self._tool_summary(r)}
         if "equivalence" in self.tool.rewards:
             verdict = self._equivalence(r)
             components["equivalence"] = REWARD_EQUIVALENCE if verdict.equivalent else 0.0
             info["equivalence"] = verdict.to_dict()
-        return components, info
+        self._standing = (self._tool_calls, components, info)
+        return dict(components), copy.deepcopy(info)
 
     def _equivalence(self, r: SandboxResult | None) -> EquivalenceVerdict:
         if r is None:
