@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from ..envs.logic_steps.check_trace import check_trace, write_report
 from ..envs.logic_steps.metrics import MICRO_METRICS, TABLE2_COLUMNS
 from ..evaluation.tables import format_table
+from ..registry import resolve_env_id
 from .args import env_kwargs
 
 __all__ = ["add_parser", "format_report", "run"]
@@ -33,23 +34,30 @@ def _fmt(v: Any, spec: str) -> str:
     return format(v, spec)
 
 
-def format_report(report: dict[str, Any], *, steps: bool = True, max_chars: int = 60) -> str:
-    """The per-step table (``steps``) and the summary table of a :func:`check_trace` report."""
+def _cut(text: str, max_chars: int | None) -> str:
+    if max_chars is None or len(text) <= max_chars:
+        return text
+    return text[:max(max_chars - 3, 1)] + "..."
+
+
+def format_report(report: dict[str, Any], *, steps: bool = True, max_chars: int | None = None) -> str:
+    """The per-step table (``steps``) and the summary table of a :func:`check_trace` report;
+    ``max_chars`` cuts formulas and reasons (with "..."), by default nothing is cut."""
     out = []
     if steps:
         rows = []
         for t in report["traces"]:
             if "error" in t and "steps" not in t:
                 rows.append({"trace": str(t["id"]), "step": "", "verdict": "error", "formula": "",
-                             "reason": t["error"][:max_chars]})
+                             "reason": _cut(t["error"], max_chars)})
                 continue
             if not t["steps"]:
                 rows.append({"trace": str(t["id"]), "step": "", "verdict": t["error_type"], "formula": "",
-                             "reason": t["reason"][:max_chars]})
+                             "reason": _cut(t["reason"], max_chars)})
             for v in t["steps"]:
                 rows.append({"trace": str(t["id"]), "step": f"S{v['k'] if v['k'] is not None else '?'}",
-                             "verdict": v["label"], "formula": (v["formula"] or v["text"] or "")[:max_chars],
-                             "reason": v["reason"][:max_chars]})
+                             "verdict": v["label"], "formula": _cut(v["formula"] or v["text"] or "", max_chars),
+                             "reason": _cut(v["reason"], max_chars)})
         out.append(format_table(rows, STEP_COLUMNS))
         out.append("")
     summary = report["summary"]
@@ -57,7 +65,9 @@ def format_report(report: dict[str, Any], *, steps: bool = True, max_chars: int 
     cols = [("n", "traces", "d")] + [(k, k, ".3f") for k in acc_keys] + TABLE2_COLUMNS[1:]
     rows = [{"group": name, **{k: _fmt(summary[name].get(k), f) for k, _, f in cols}}
             for name in ("all", "solved", "failed")]
-    out.append(format_table(rows, [("group", "traces", "s")] + [(k, h, "s") for k, h, _ in cols]))
+    out.append(format_table(rows, [("group", "group", "s")] + [(k, h, "s") for k, h, _ in cols]))
+    out.append("\nParsed/Total is Spring's Table 2 ratio: Total counts the sentences too, so a perfect "
+               "interleaved trace has 0.500; Parsed/Formal is the share of the S<k> steps that parse")
     micro = [k for k in MICRO_METRICS if k in acc_keys]
     if micro:
         units = " and ".join(MICRO_METRICS[k][1].removesuffix("_total") for k in micro)
@@ -77,10 +87,11 @@ def run(
     *,
     env_kwargs: dict[str, Any] | None = None,
     stream: TextIO | None = None,
+    max_chars: int | None = None,
 ) -> dict[str, Any]:
     """:func:`check_trace`, its tables printed on ``stream`` (stdout), then the JSON written."""
     report = check_trace(env_id, path, env_kwargs=env_kwargs)
-    print(format_report(report), file=stream or sys.stdout)
+    print(format_report(report, max_chars=max_chars), file=stream or sys.stdout)
     if out_json is not None:
         write_report(report, out_json)
         print(f"\nwrote {out_json}", file=stream or sys.stdout)
@@ -93,7 +104,7 @@ def cmd_check_trace(args: argparse.Namespace) -> int:
     if args.reward:
         kwargs["reward"] = args.reward
     try:
-        run(args.env_id, args.traces, out, env_kwargs=kwargs)
+        run(resolve_env_id(args.env_id), args.traces, out, env_kwargs=kwargs, max_chars=args.max_chars)
     except (KeyError, OSError) as e:
         print(f"check-trace: {e}", file=sys.stderr)
         return 2
@@ -109,5 +120,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="JSON report path (default: <traces>.report.json)")
     p.add_argument("--reward", default=None, help="reward preset: spring, or_int, or_nl, minus_n, minus_nc")
     p.add_argument("--kwargs", nargs="*", metavar="KEY=VALUE", help="env kwargs, e.g. aggregation=any")
+    p.add_argument("--max-chars", type=int, default=None, metavar="N",
+                   help="cut formulas and reasons in the step table to N characters (default: nothing is cut)")
     p.set_defaults(fn=cmd_check_trace)
     return p

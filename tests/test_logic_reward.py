@@ -236,7 +236,7 @@ def test_cell_acc_is_over_all_cells_of_all_puzzles(tmp_path, capsys):
     assert summary["all"]["puzzle_acc"] == pytest.approx(0.5)
     assert summary["solved"]["cell_acc"] == 1.0 and summary["failed"]["cell_acc"] == 0.0
     printed = capsys.readouterr().out
-    header = next(line for line in printed.splitlines() if line.startswith("traces") and "cell_acc" in line)
+    header = next(line for line in printed.splitlines() if line.startswith("group") and "cell_acc" in line)
     row = next(line for line in printed.splitlines() if line.startswith("all "))
     col = header.split().index("cell_acc")
     assert row.split()[col] == "0.100"

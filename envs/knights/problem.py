@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..logic_steps.problem import StepProblem
+from ..logic_steps.problem import STEP_PAYMENT, StepProblem
 from ..problem import Knobs
 from .generator import KnightsInstance, generate_knights
 from .verify import KNIGHTS
@@ -73,6 +73,8 @@ class KnightsProblem(StepProblem):
         lines.append(f"characters: {json.dumps(instance.names)}")
         return "\n".join(lines)
 
+    novel_words = ("it settles someone's identity", "statement", "settles nothing")
+
     def instructions(self, instance: KnightsInstance, step: bool = False) -> str:
         sol = '"solution": {' + ", ".join(f'"{n}": "knight" or "knave"' for n in instance.names[:2]) + ", ...}"
         if not self.reward_config.interleaved:
@@ -85,8 +87,7 @@ class KnightsProblem(StepProblem):
                 "...]}</answer>, one per statement in order (or one 'C<i>: formula.' per line).\n"
                 "2. Then send one deduction per message: one sentence and its formula, e.g. "
                 "'If A were a knight, B's statement would be false, so A is a knave. S1: Knave(A).' (S1, S2, ... in "
-                "order). A solver checks each step: a valid step that settles someone's identity raises your "
-                "reward; a contradiction, a repeat, a restated statement or a step that settles nothing lowers it.\n"
+                "order). " + STEP_PAYMENT + "\n"
                 f"3. Finally send <answer>{{{sol}}}</answer>.\n\n" + _LANGUAGE_GUIDE
             )
         return (

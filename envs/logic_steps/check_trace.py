@@ -1,6 +1,7 @@
-"""Offline "stepwise evaluation of reasoning traces": score a JSONL file of model outputs with an env.
+"""Offline "stepwise evaluation of reasoning traces": score model outputs with an env, step by step.
 
-Each line of the JSONL file is an object with the instance and the model's output::
+The traces are a JSONL file or, in memory, a list of records; each line or record is an object
+with the instance and the model's output::
 
     {"id": "optional", "instance": {...the env's instance, as a dict or JSON text...},
      "output": "<answer>{...}</answer>"}
@@ -10,15 +11,16 @@ mode (Spring §4.2-4.3); the report holds every trace's verdicts and metrics and
 App. B.2 summary for all, solved and failed traces (Cell Acc and Person Acc over all cells /
 characters, as App. B.2 defines them). Lines that cannot be read are reported, not fatal.
 
-:func:`check_trace` reads and scores a file and returns (and optionally writes) the report;
-:func:`write_report` writes one as JSON. Nothing here prints: the ``solvergym check-trace``
-command prints the tables.
+:func:`check_trace` scores a file or a list of records and returns (and optionally writes) the
+report, whose ``report["traces"][i]["steps"]`` are trace i's per-step verdicts (label, reason,
+formula, every Definition's answer); :func:`write_report` writes one as JSON. Nothing here
+prints: the ``solvergym check-trace`` command prints the tables.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator, Mapping
 
 import gymnasium as gym
 
@@ -53,49 +55,67 @@ def _poses_step_problem(spec: Any) -> bool:
 
 def check_trace(
     env_id: str,
-    path: str | Path,
+    traces: str | Path | Iterable[Mapping[str, Any] | str],
     out_json: str | Path | None = None,
     *,
     env_kwargs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Verify every trace of ``path``; return the report (written to ``out_json`` when given).
+    """Verify every trace; return the report (written to ``out_json`` when given).
 
-    Raises ``KeyError`` for an env it cannot make and ``OSError`` for a file it cannot read or write.
+    ``traces`` is a JSONL file's path or, in memory, an iterable of records (dicts, or JSON text
+    of one): ``{"id": ..., "instance": ..., "output": ...}``. A record that cannot be checked is
+    reported (``report["bad_lines"]``, an ``error`` in its entry), never raised; ``line`` is its
+    1-based position. Raises ``KeyError`` for an env it cannot make, ``OSError`` for a file it
+    cannot read or write and ``TypeError`` when ``traces`` is neither a path nor an iterable.
     """
     problem = trace_problem(env_id, **(env_kwargs or {}))
-    traces, rows, bad = [], [], 0
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            tid: Any = lineno
-            try:
-                rec = json.loads(line)
-                if not isinstance(rec, dict):
-                    raise ValueError("a line must be a JSON object")
-                tid = rec.get("id", lineno)
-                output = next((rec[k] for k in ("output", "completion", "response") if k in rec), None)
-                if not isinstance(output, str):
-                    raise ValueError('no "output" string')
-                if "instance" not in rec:
-                    raise ValueError('no "instance"')
-                instance = problem.coerce(rec["instance"])
-                res = problem.score_trace(instance, output)
-            except (ValueError, TypeError, KeyError) as e:
-                bad += 1
-                traces.append({"id": tid, "line": lineno, "error": f"{type(e).__name__}: {e}"[:300]})
-                continue
-            row = trace_row(res)
-            rows.append(row)
-            traces.append({"id": tid, "line": lineno, "instance_id": instance.instance_id, **row,
+    traces_out, rows, bad = [], [], 0
+    for lineno, line in _records(traces):
+        tid: Any = lineno
+        try:
+            rec = json.loads(line) if isinstance(line, str) else line
+            if not isinstance(rec, Mapping):
+                raise ValueError("a line must be a JSON object")
+            tid = rec.get("id", lineno)
+            output = next((rec[k] for k in ("output", "completion", "response") if k in rec), None)
+            if not isinstance(output, str):
+                raise ValueError('no "output" string')
+            if "instance" not in rec:
+                raise ValueError('no "instance"')
+            instance = problem.coerce(rec["instance"])
+            res = problem.score_trace(instance, output)
+        except (ValueError, TypeError, KeyError) as e:
+            bad += 1
+            traces_out.append({"id": tid, "line": lineno, "error": f"{type(e).__name__}: {e}"[:300]})
+            continue
+        row = trace_row(res)
+        rows.append(row)
+        traces_out.append({"id": tid, "line": lineno, "instance_id": instance.instance_id, **row,
                            "components": res.components, "signals": res.signals(), "reason": res.reason,
                            "error": res.error, "format_issues": res.format_issues,
                            "parse_issues": res.parse_issues, "steps": [v.as_dict() for v in res.steps]})
-    report = {"env_id": env_id, "path": str(path), "reward_preset": problem.reward_config.name,
-              "n": len(rows), "bad_lines": bad, "summary": summarize(rows), "traces": traces}
+    path = str(traces) if isinstance(traces, (str, Path)) else None
+    report = {"env_id": env_id, "path": path, "reward_preset": problem.reward_config.name,
+              "n": len(rows), "bad_lines": bad, "summary": summarize(rows), "traces": traces_out}
     if out_json is not None:
         write_report(report, out_json)
     return report
+
+
+def _records(traces: Any) -> Iterator[tuple[int, Any]]:
+    """(1-based position, line or record) of every non-blank entry of a path or an iterable."""
+    if isinstance(traces, (str, Path)):
+        with open(traces, encoding="utf-8", errors="replace") as f:
+            for lineno, line in enumerate(f, 1):
+                if line.strip():
+                    yield lineno, line
+        return
+    if isinstance(traces, (Mapping, bytes)) or not isinstance(traces, Iterable):
+        raise TypeError("traces must be a JSONL path or an iterable of records "
+                        f"({{'instance': ..., 'output': ...}}), got {type(traces).__name__}")
+    for lineno, rec in enumerate(traces, 1):
+        if not (isinstance(rec, str) and not rec.strip()):
+            yield lineno, rec
 
 
 def write_report(report: dict[str, Any], path: str | Path) -> None:

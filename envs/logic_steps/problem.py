@@ -64,6 +64,10 @@ VERIFIER_SETTINGS: dict[str, Any] = {
 _GOLD_CACHE = 64
 
 
+#: where a family's step-mode instructions put :meth:`StepProblem.step_payment`'s sentences
+STEP_PAYMENT = "{step payment}"
+
+
 def gold_steps(family: Family, instance: Instance, novelty: str = "facts") -> list[tuple[str, str]]:
     """The gold reasoning: the family's candidate deductions that the verifier finds novel (under
     ``novelty``), in order, when checked against the true premises and the novel ones kept
@@ -189,8 +193,55 @@ class StepProblem(Problem):
         """How to answer (App. E, adapted to the reward preset; ``step``: step mode's protocol)."""
         raise NotImplementedError
 
-    def prompt(self, instance: Instance, step: bool = False) -> str:
-        return self.problem_text(instance).rstrip() + "\n\n" + self.instructions(instance, step).rstrip() + "\n"
+    def prompt(self, instance: Instance, step: bool = False, step_credit: str = "running") -> str:
+        text = self.instructions(instance, step)
+        if step:
+            text = text.replace(STEP_PAYMENT, self.step_payment(step_credit))
+        return self.problem_text(instance).rstrip() + "\n\n" + text.rstrip() + "\n"
+
+    #: step mode's prompt, in the family's words: what a novel step fixes, what a premise is
+    #: called, what a step that is valid but not novel does (the family's :meth:`instructions`
+    #: write :data:`STEP_PAYMENT` where :meth:`step_payment`'s sentences go)
+    novel_words: ClassVar[tuple[str, str, str]] = ("fixes something new", "premise", "fixes nothing")
+
+    def step_payment(self, step_credit: str = "running") -> str:
+        """What step mode pays a step, as its prompt tells the model: true for this problem's
+        reward preset, aggregation, novelty rule and ``step_credit`` (Spring §4.3 paid as in
+        :mod:`.steps`; ``tests/test_step_payment.py`` checks every verdict class against it)."""
+        cfg = self.reward_config
+        new, premise, nothing = self.novel_words
+        check = "A solver checks each step and tells you its verdict"
+        if not cfg.process or (cfg.w_novel == 0 and cfg.w_contra == 0 and cfg.w_consistency == 0):
+            return check + "; steps earn no reward of their own: the reward is for formulas that parse and the right solution."
+        if step_credit == "final":
+            out = [check + "; nothing is paid before your solution, which is scored with all your steps."]
+        else:
+            out = [check + ", and each step is paid the change it makes to your score so far."]
+        if cfg.w_novel > 0:
+            if self.novelty == "facts":
+                out.append(f"A step is novel when it is valid and {new}.")
+            else:
+                out.append(f"A step is novel when it is valid, not implied by your earlier steps and not a "
+                           f"restated {premise}.")
+            others = f"a repeat, a restated {premise} or a step that {nothing}"
+            if cfg.aggregation == "fraction":
+                out.append(f"The score counts the share of your steps that are novel: a novel step raises it (or "
+                           f"keeps it at 100% while every step so far was novel); {others} lowers it (or keeps it "
+                           "at 0 while no step was novel), so more steps do not earn more.")
+            elif cfg.aggregation == "any":
+                out.append(f"The score counts whether at least one step is novel; {others} changes nothing.")
+            else:
+                out.append(f"The score counts your novel steps up to the {cfg.cap}th, each one raising it; "
+                           f"{others} changes nothing.")
+        if cfg.w_contra > 0:
+            share = "share" if cfg.aggregation == "fraction" else "number"
+            out.append(f"The {share} of your steps that contradict the premises or your earlier steps costs a penalty.")
+        out.append("A formula that does not parse takes back the reward for parsing.")
+        if cfg.w_consistency > 0:
+            out.append("Your steps must agree with your final solution.")
+        return " ".join(out)
+        return check + " and pays it the change it makes to your score so far. The score counts " + \
+            "; ".join(parts) + "."
 
     def format_hint(self) -> str:
         return "Answer with one JSON object inside <answer>...</answer> as described in the task."

@@ -28,7 +28,10 @@ component is the trace-mode score of the same premises, steps and solution
   one lowers it and costs, a contradiction costs, an unparseable step takes ``parsed`` back;
   the solution action pays the remainder (accuracy, format, consistency, and m's rise to
   0.5 + 0.5 r_accuracy on the process terms). Nothing is paid per step as such, so a long run
-  of steps earns no more than the trace mode's score. An episode truncated before its solution
+  of steps earns no more than the trace mode's score. With the fraction aggregation a novel step
+  pays 0 while every earlier step was novel (the share stays at 1) and any other step pays 0
+  while none was; the step prompt says so (:meth:`~.problem.StepProblem.step_payment`, written
+  from these settings). An episode truncated before its solution
   has been paid the running value: at most w_parsed + 0.5 w_novel = 0.35 and at least
   -0.5 w_contra = -0.075 with Spring's weights.
 - ``"final"``: nothing until the solution action, which pays the whole trace score.
@@ -67,7 +70,7 @@ class SpringSteps(StepCapability):
         return out
 
     def prompt(self, instance: Instance) -> str:
-        return self.problem.prompt(instance, step=True)
+        return self.problem.prompt(instance, step=True, step_credit=self.settings["step_credit"])
 
     def session(self, instance: Instance) -> "SpringSession":
         return SpringSession(self.problem, instance, self.settings["step_credit"])

@@ -8,7 +8,12 @@ Notation (Spring §3.1) as in :mod:`.verifier`: Γ_dom the domain constraints, C
 default) keeps every parsed step that is not contradictory: Def. 5's "previously accepted
 non-contradictory formal steps", read literally, so an unsupported guess that is consistent is
 kept and later steps are judged against it. ``"valid"`` and ``"novel"`` keep, of those, only the
-valid or only the novel ones.
+valid or only the novel ones. ``"deductions"`` keeps every non-contradictory step except a
+restatement (a step equivalent to a premise, or under ``"facts"`` an ``And`` / ``Or`` of premises):
+novelty is then judged against the earlier deductions only. Under the default a restated premise
+enters P^nc, and the deduction that follows from that premise is then ``"redundant"``: a trace that
+restates C3 before using it is penalised twice (the restatement is not novel, the deduction no
+longer is), while under ``"deductions"`` the deduction stays novel (README, "Step verifier defaults").
 
 **Novelty** (``novelty=``; :data:`NOVELTY_RULES`):
 
@@ -49,7 +54,7 @@ __all__ = ["ACCEPT_MODES", "NOVELTY_RULES", "LABELS", "StepVerdict", "BaseStatus
            "check_novelty", "label_of", "reason_of"]
 
 #: Which steps enter P^nc (see the module docstring).
-ACCEPT_MODES = ("non_contradictory", "valid", "novel")
+ACCEPT_MODES = ("non_contradictory", "valid", "novel", "deductions")
 
 
 def check_accept(accept: str) -> str:

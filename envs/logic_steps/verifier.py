@@ -469,6 +469,8 @@ class StepVerifier:
     def _accepts(self, verdict: "StepVerdict") -> bool:
         if verdict.contradictory:
             return False
+        if self.accept == "deductions":
+            return verdict.equivalent_premise is None and not verdict.restates
         return {"non_contradictory": True, "valid": bool(verdict.valid), "novel": bool(verdict.novel)}[self.accept]
 
     def add_unverified(self, z: z3.BoolRef) -> None:

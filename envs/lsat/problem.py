@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..logic_steps.problem import StepProblem
+from ..logic_steps.problem import STEP_PAYMENT, StepProblem
 from ..problem import Knobs
 from .generator import GAMES, OPTION_LETTERS, QUESTION_TYPES, LSATInstance, generate_lsat
 from .verify import LSAT
@@ -101,6 +101,9 @@ class LSATProblem(StepProblem):
         lines.append(f"entities: {json.dumps(instance.entities)}")
         return "\n".join(lines)
 
+    novel_words = ("it fixes something new (a position, a membership, an option ruled in or out)", "rule",
+                   "fixes nothing")
+
     def instructions(self, instance: LSATInstance, step: bool = False) -> str:
         guide = _GUIDE["ordering" if instance.game == "ordering" else "grouping"]
         if not self.reward_config.interleaved:
@@ -112,9 +115,7 @@ class LSATProblem(StepProblem):
                 '1. First send the formalisation: <answer>{"rules": [<formula>, ...], "facts": [<formula>, ...] '
                 '(the question\'s condition, or []), "options": {"A": <formula>, ..., "E": <formula>}}</answer>.\n'
                 "2. Then send one deduction per message: one sentence and its formula, e.g. "
-                "'Option B cannot hold. S1: Unsat(Option_B).' (S1, S2, ... in order). A solver checks each step: "
-                "a valid step that fixes something new (a position, a membership, an option ruled in or out) raises "
-                "your reward; a contradiction, a repeat, a restated rule or a step that fixes nothing lowers it.\n"
+                "'Option B cannot hold. S1: Unsat(Option_B).' (S1, S2, ... in order). " + STEP_PAYMENT + "\n"
                 '3. Finally send <answer>{"solution": {"selected_option": "<A-E>"}}</answer>.\n\n' + guide
             )
         return (

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..logic_steps.problem import StepProblem
+from ..logic_steps.problem import STEP_PAYMENT, StepProblem
 from ..problem import Knobs
 from .generator import ATTRIBUTES, BUCKETS, ZebraInstance, generate_zebra, puzzle_text
 from .verify import ZEBRA
@@ -84,6 +84,9 @@ class ZebraProblem(StepProblem):
             f"attribute_values: {json.dumps(instance.attribute_values)}"
         )
 
+    novel_words = ("something new about the houses follows from it (a value placed in or ruled out of a house)",
+                   "clue", "fixes nothing")
+
     def instructions(self, instance: ZebraInstance, step: bool = False) -> str:
         n = instance.n_houses
         table = ('"solution": {"header": ' + json.dumps(instance.solution_header)
@@ -99,10 +102,7 @@ class ZebraProblem(StepProblem):
                 "one entry per clue in order, each starting with C<i>: and ending with a period (or simply one "
                 "'C<i>: formula.' per line).\n"
                 "2. Then send one deduction per message: one sentence and its formula, e.g. "
-                "'Bob must live in house 2. S1: Bob == 2.' (S1, S2, ... in order). Each step is checked "
-                "by a solver: a valid step that fixes something new about the houses (a value placed in or "
-                "ruled out of a house) raises your reward; a contradiction, a repeat, a restated clue or a "
-                "step that fixes nothing lowers it.\n"
+                "'Bob must live in house 2. S1: Bob == 2.' (S1, S2, ... in order). " + STEP_PAYMENT + "\n"
                 f"3. Finally send <answer>{{{table}}}</answer>.\n\n" + _LANGUAGE_GUIDE
             )
         return (
