@@ -8,10 +8,21 @@ difficulty knobs and their defaults (the problem's ``Knobs``), the settings (the
 constructor, the mode's capability), the mode's own keywords, and the reward components an
 episode reports (:func:`components` builds the env and asks it). Ids are never renamed; new ones
 are added here. A family of one's own registers with
-:func:`solvergym.envs.problem.register_problem`.
+:func:`solvergym.envs.problem.register_problem` (``env_id=`` gives it an id): every function here
+sees such an id too, its entry derived from what Gymnasium's registry holds for it (the
+``problem`` keyword names the problem, whose capabilities give the modes).
+
+The command line takes an id through :func:`resolve_env_id`: any id whose entry point is a
+solvergym mode, in Gymnasium's ``module:Env-v0`` form too (the module is imported first, as
+``gym.make`` does, with the working directory on ``sys.path`` as ``python -m`` puts it there:
+:func:`import_user_module`); anything else is a one-line ``ValueError`` with a "did you mean".
 """
 from __future__ import annotations
 
+import difflib
+import importlib
+import os
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,8 +31,9 @@ import gymnasium as gym
 from .envs import modes as env_modes
 from .envs import problem
 
-__all__ = ["EnvEntry", "ENVS", "PROBLEMS", "register_all", "env_ids", "get_entry", "default_kwargs", "knobs",
-           "modes", "tool_tasks", "components", "listing"]
+__all__ = ["EnvEntry", "ENVS", "PROBLEMS", "register_all", "env_ids", "solvergym_ids", "is_solvergym_spec",
+           "import_user_module", "resolve_env_id", "UnknownEnv", "get_entry", "default_kwargs", "knobs", "modes", "tool_tasks",
+           "components", "listing"]
 
 _SINGLE = "solvergym.envs.modes.single:SingleTurnEnv"
 _TOOL = "solvergym.envs.modes.tool:SolverToolEnv"
@@ -101,14 +113,105 @@ def register_all() -> None:
 
 
 def env_ids() -> list[str]:
+    """The built-in ids (:data:`ENVS`), in their order."""
     return [e.id for e in ENVS]
 
 
+def is_solvergym_spec(spec: Any) -> bool:
+    """Whether a Gymnasium ``EnvSpec``'s entry point is one of solvergym's modes (a built-in id, or
+    one :func:`~solvergym.envs.problem.register_problem` registered), given by path or as the object."""
+    ep = spec.entry_point
+    where = ep if isinstance(ep, str) else f"{getattr(ep, '__module__', '')}:{getattr(ep, '__qualname__', '')}"
+    return where.startswith("solvergym.envs.modes")
+
+
+def solvergym_ids() -> list[str]:
+    """Every id in Gymnasium's registry that a solvergym mode serves: the built-ins in their
+    order, then the ones registered since (a family of one's own), in registration order."""
+    builtin = env_ids()
+    return builtin + [i for i, spec in gym.registry.items() if i not in builtin and is_solvergym_spec(spec)]
+
+
+def import_user_module(name: str) -> Any:
+    """Import the user's module ``name`` (``--import``, an ``--env module:Env-v0``, an agent's
+    ``MODULE:NAME``) with the working directory on ``sys.path``, as ``python -m`` puts it there,
+    so that a module beside the user needs no ``PYTHONPATH``. A module that is not found is a
+    one-line ``ValueError``; an error raised while the module runs is the user's and propagates
+    with its traceback."""
+    if not name or not all(part.isidentifier() for part in name.split(".")):
+        raise ValueError(f"{name!r} is not a module name (a dotted Python name such as mymodule or pkg.mod)")
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name is None or not (name == e.name or name.startswith(e.name + ".")):
+            raise  # a module that the user's module imports is missing: the user's traceback
+        raise ValueError(f"no module named {e.name!r} (looked in the working directory {cwd} and on sys.path)") from None
+
+
+class UnknownEnv(KeyError, ValueError):
+    """An env id no solvergym mode serves: a ``KeyError`` as :func:`get_entry`'s, and a ``ValueError``
+    as the bad input front ends report in one line (printed as its message, unquoted)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def resolve_env_id(env_id: str) -> str:
+    """The registered id that ``env_id`` names, after importing its module where it is written
+    ``module:Env-v0`` (Gymnasium's form; ``solvergym:SolverSAT-v0`` too). A ``ValueError`` in one
+    line for an id that is not registered (with the closest known ids) or that no solvergym
+    mode serves (:class:`UnknownEnv`)."""
+    if not isinstance(env_id, str) or not env_id.strip():
+        raise UnknownEnv(f"an env id is a non-empty string such as SolverSAT-v0, got {env_id!r}")
+    module, sep, name = env_id.strip().rpartition(":")
+    if sep:
+        try:
+            import_user_module(module)
+        except ValueError as e:
+            raise UnknownEnv(f"{env_id!r}: {e}") from None
+    spec = gym.registry.get(name)
+    known = solvergym_ids()
+    if spec is not None and is_solvergym_spec(spec):
+        return name
+    if spec is not None:
+        raise UnknownEnv(f"{env_id!r} is a Gymnasium env but not a solvergym one (its entry point is "
+                         f"{spec.entry_point!r}); solvergym ids: {', '.join(known)}")
+    lower = {k.lower(): k for k in known}  # SolverSat-v0 is a slip of SolverSAT-v0's
+    close = [lower[c] for c in difflib.get_close_matches(name.lower(), list(lower), n=3, cutoff=0.85)]
+    hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+    own = "" if sep else " (a family of your own: --import MODULE, or the id as MODULE:ENV-ID)"
+    raise UnknownEnv(f"unknown env {env_id!r}{hint}; known: {', '.join(known)}{own}")
+
+
+def _derived_entry(env_id: str, spec: Any) -> EnvEntry:
+    """The entry of an id registered outside :data:`ENVS`: its problem is the ``problem`` keyword
+    Gymnasium passes the entry point (``register_problem(..., env_id=...)``), its modes the
+    problem's (the registered ``mode`` first)."""
+    kwargs = spec.kwargs or {}
+    name = kwargs.get("problem")
+    if not isinstance(name, str):
+        raise KeyError(f"{env_id!r} names no registered problem (its problem keyword is {name!r})")
+    factory = problem.get_problem(name)
+    offered = env_modes.modes_of(name)
+    first = kwargs.get("mode", offered[0])
+    doc = (getattr(factory, "__doc__", None) or "").strip().splitlines()
+    words = doc[0] if doc else f"problem {name!r} ({getattr(factory, '__module__', '?')})"
+    return EnvEntry(env_id, name, (first, *(m for m in offered if m != first)), words, "")
+
+
 def get_entry(env_id: str) -> EnvEntry:
+    """The entry of ``env_id`` (``solvergym:`` prefix allowed): a built-in's, or one derived for an
+    id registered since (:func:`_derived_entry`). ``KeyError`` for any other id."""
     for e in ENVS:
         if e.id == env_id or f"solvergym:{e.id}" == env_id:
             return e
-    raise KeyError(f"unknown solvergym env {env_id!r}; known: {env_ids()}")
+    spec = gym.registry.get(env_id.rpartition(":")[2] if isinstance(env_id, str) else env_id)
+    if spec is not None and is_solvergym_spec(spec):
+        return _derived_entry(spec.id, spec)
+    raise KeyError(f"unknown solvergym env {env_id!r}; known: {solvergym_ids()}")
 
 
 def modes(env_id: str) -> tuple[str, ...]:
@@ -131,13 +234,20 @@ def _problem_of(env_id: str) -> str:
 def default_kwargs(env_id: str) -> dict[str, Any]:
     """Every keyword argument ``gym.make(env_id, ...)`` takes and its default: the problem's
     knobs and settings, the modes' capability settings and the modes' own keywords (a keyword
-    whose default differs between the id's modes is listed as ``None``: the mode's own default);
+    whose default differs between the id's modes is listed as ``None``: the mode's own default; so
+    is, for a family's own id, a mode's own keyword that another of its modes does not take, such
+    as the tool mode's ``max_tool_output_chars``, which the single turn refuses);
     ``mode`` where the id offers several. For ``SolverTool-v0`` those of its default task."""
     e = get_entry(env_id)
     out: dict[str, Any] = {}
+    derived = e.id not in env_ids()
+    own = [set(env_modes.mode_class(mode).own_kwargs()) for mode in e.modes] if derived else []
     for mode in e.modes:
         for key, value in env_modes.mode_class(mode).kwargs_defaults(_problem_of(env_id)).items():
-            out[key] = None if key in out and out[key] != value else value
+            if key == "task" and e.problem is not None:
+                continue  # a family's own id poses its problem in tool mode: task is SolverTool-v0's
+            only_some = any(key in o for o in own) and not all(key in o for o in own)
+            out[key] = None if only_some or (key in out and out[key] != value) else value
     if len(e.modes) > 1:
         out["mode"] = e.modes[0]
     return out
@@ -165,7 +275,7 @@ def listing() -> list[dict[str, Any]]:
     """What ``solvergym list`` prints, per id: its description and paper, its knobs and other
     keywords, and per mode (``SolverTool-v0``: per task) the reward components."""
     out = []
-    for e in ENVS:
+    for e in map(get_entry, solvergym_ids()):
         kw = default_kwargs(e.id)
         knob_defaults = knobs(e.id)
         if e.problem is None:

@@ -8,7 +8,9 @@ de-quantises it to fp32 (134.5M parameters). ``save_pretrained`` refuses GGUF-lo
 the first use exports it once to a plain safetensors folder under the user cache dir (the tied
 ``lm_head.weight`` dropped, ``quantization_config`` removed, ``architectures`` set) and every later
 load reads that folder (~0.5 s). vLLM needs that folder too. Any local path or hub id also works;
-nothing here downloads weights.
+nothing here downloads weights. A name that is written as a path (:func:`check_model`) and names
+nothing is :class:`ModelNotFound` ("no such folder or file: PATH"), before anything is loaded,
+not the hub's "Repo id must be in the form ..." about a string that was never meant as one.
 """
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ __all__ = [
     "cache_dir",
     "default_model_dir",
     "gguf_path",
+    "ModelNotFound",
+    "check_model",
     "resolve_model",
     "load_model",
     "load_tokenizer",
@@ -107,11 +111,40 @@ def _export_gguf(dest: Path) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+class ModelNotFound(FileNotFoundError, ValueError):
+    """A model named by a path that does not exist: an ``OSError`` as a missing file is, and a
+    ``ValueError`` as the bad input that front ends report in one line."""
+
+
+def _written_as_path(text: str) -> bool:
+    """Whether ``text`` is meant as a path, not a hub id (``org/name``): it starts with ``/``, ``.``
+    or ``~``, has a separator a hub id has not (two ``/``, or the platform's own), or its first
+    component is a local folder (``runs/final`` beside a ``runs/``)."""
+    if text.startswith(("/", ".", "~")) or text.count("/") > 1 or (os.sep != "/" and os.sep in text):
+        return True
+    return "/" in text and Path(text.split("/", 1)[0]).is_dir()
+
+
+def check_model(name_or_path: str | os.PathLike | None) -> str:
+    """``name_or_path`` as given (``~`` expanded), after checking that one written as a path
+    exists (:class:`ModelNotFound` otherwise); loads nothing."""
+    if name_or_path is None or str(name_or_path) == DEFAULT_MODEL:
+        return DEFAULT_MODEL
+    text = str(name_or_path)
+    if _written_as_path(text):
+        path = Path(text).expanduser()
+        if not path.exists():
+            raise ModelNotFound(f"no such folder or file: {text}")
+        return str(path)
+    return text
+
+
 def resolve_model(name_or_path: str | os.PathLike | None) -> str:
-    """``"default"`` (or ``None``) -> the exported embedded model folder; anything else unchanged."""
+    """``"default"`` (or ``None``) -> the exported embedded model folder; anything else as
+    :func:`check_model` returns it."""
     if name_or_path is None or str(name_or_path) == DEFAULT_MODEL:
         return str(default_model_dir())
-    return str(name_or_path)
+    return check_model(name_or_path)
 
 
 def load_tokenizer(name_or_path: str | os.PathLike | None = DEFAULT_MODEL):

@@ -13,7 +13,10 @@ value and source beside the field, so the two cannot drift apart.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
+import types
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,8 @@ from typing import Any
 from ..kv import coerce_value
 from .presets import PAPER_SCALE, PRESETS
 
-__all__ = ["TrainConfig", "GROUPS", "PRESETS", "PAPER_SCALE", "KL_ESTIMATORS", "make_config"]
+__all__ = ["TrainConfig", "GROUPS", "PRESETS", "PAPER_SCALE", "KL_ESTIMATORS", "make_config", "unknown_key",
+           "field_value"]
 
 #: the KL estimators :mod:`.kl` implements (named here so that reading a config needs no torch)
 KL_ESTIMATORS = ("k1", "k2", "k3", "k3_rho")
@@ -253,10 +257,14 @@ class TrainConfig:
         "Not read by the trainer: every step is logged to metrics.jsonl (and TensorBoard). Accepted so "
         "that configuration files that set it still load.")})
     save_every: int = field(default=0, metadata={"group": "bookkeeping", "help": (
-        "Checkpoint every N steps into out_dir/checkpoints/step_<N> (0: only at the end).")})
+        "Checkpoint every N steps into out_dir/checkpoints/step_<N>, and after the last step (what "
+        "resume needs: model, AdamW state, scheduler, RNG; about 1.6 GB for the 135M model in fp32). "
+        "0: no checkpoint at all.")})
     keep_checkpoints: int = field(default=2, metadata={"group": "bookkeeping", "help": (
-        "The newest N checkpoints under out_dir/checkpoints are kept (0: all); about 1.6 GB each for "
-        "the 135M model.")})
+        "The newest N checkpoints under out_dir/checkpoints are kept (0: all).")})
+    save_final: bool = field(default=True, metadata={"group": "bookkeeping", "help": (
+        "Save the trained model as out_dir/final: safetensors in the model's dtype with its tokenizer, "
+        "no optimizer state (about 540 MB for the 135M model). False: no model is written.")})
     resume: str | None = field(default=None, metadata={"group": "bookkeeping", "help": (
         'A checkpoint directory to resume from, or "auto" (the latest under out_dir, if any); '
         "model, optimizer, scheduler, RNG states, step and data position are restored.")})
@@ -282,7 +290,9 @@ class TrainConfig:
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+                close = difflib.get_close_matches(str(getattr(self, name)), allowed, n=1, cutoff=0.6)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}{hint}")
         if self.partial_kl not in (None, "paper", "code"):
             raise ValueError(f"partial_kl must be None, 'paper' or 'code', got {self.partial_kl!r}")
         if self.ratio == "sequence" and (self.advantage != "grpo" or self.turn_credit):
@@ -309,7 +319,7 @@ class TrainConfig:
         if self.kl_coef < 0:
             raise ValueError("kl_coef must be >= 0")
         if self.save_every < 0 or self.keep_checkpoints < 0:
-            raise ValueError("save_every and keep_checkpoints must be >= 0 (0: only at the end / keep all)")
+            raise ValueError("save_every and keep_checkpoints must be >= 0 (0: no checkpoint / keep all)")
         if self.kl_coef > 0 and self.kl_in == "reward" and self.advantage == "grpo":
             raise ValueError("KL in the reward needs a REINFORCE++ advantage (GRPO uses episode rewards)")
         if self.bonus_from_step is not None and (not isinstance(self.bonus_from_step, int) or self.bonus_from_step < 0):
@@ -328,6 +338,80 @@ class TrainConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def unknown_key(key: str, cls: type = TrainConfig) -> str:
+    """The one line for a key ``cls`` has no field for: the closest fields, then all of them."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    close = difflib.get_close_matches(key, names, n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return f"unknown {cls.__name__} field {key!r}{hint} fields: {', '.join(names)}"
+
+
+def _type_name(hint: Any) -> str:
+    return getattr(hint, "__name__", None) if isinstance(hint, type) else str(hint).replace("typing.", "")
+
+
+def _check_type(value: Any, hint: Any) -> tuple[bool, Any]:
+    """``(fits, value)``: whether ``value`` (JSON-parsed) is of the annotated type, and the value
+    converted to it (an int where a float goes, a list where a tuple goes)."""
+    origin, params = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return True, value
+    if origin in (typing.Union, types.UnionType):
+        for option in params:
+            ok, out = _check_type(value, option)
+            if ok:
+                return True, out
+        return False, value
+    if hint is type(None):
+        return value is None, value
+    if hint is bool:
+        return isinstance(value, bool), value
+    if hint is int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        return isinstance(value, int) and not isinstance(value, bool), value
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool), float(value) if isinstance(
+            value, (int, float)) else value
+    if hint is str:
+        return isinstance(value, str), value
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            return False, value
+        kinds = [params[0]] * len(value) if len(params) == 2 and params[1] is Ellipsis else list(params)
+        if len(kinds) != len(value):
+            return False, value
+        out = [_check_type(v, k) for v, k in zip(value, kinds)]
+        return all(ok for ok, _ in out), tuple(v for _, v in out)
+    if origin is dict:
+        return isinstance(value, dict), value
+    return True, value
+
+
+def field_value(key: str, text: str, cls: type = TrainConfig) -> Any:
+    """``--set KEY=TEXT`` as the value of ``cls``'s field ``key``, of the field's annotated type: JSON
+    where it parses (:func:`solvergym.kv.coerce_value`), the text itself for a string field
+    (``null``: ``None`` where the field allows it). A ``ValueError`` in one line for a key that is not
+    a field (the closest ones and all of them) or a value that is not of the field's type (naming
+    the type, the default and, for a field with choices, the choices)."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    if key not in fields:
+        raise ValueError(unknown_key(key, cls))
+    hint = typing.get_type_hints(cls)[key]
+    f = fields[key]
+    default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+    parsed = coerce_value(text, default)
+    allows_str = hint is str or (typing.get_origin(hint) in (typing.Union, types.UnionType)
+                                 and str in typing.get_args(hint))
+    if allows_str and not (parsed is None and _check_type(None, hint)[0]):
+        parsed = text  # a string field keeps what was typed ("1" stays "1")
+    ok, value = _check_type(parsed, hint)
+    if not ok:
+        shown = default if isinstance(default, str) else json.dumps(default)
+        raise ValueError(f"{key}={text!r} is not {_type_name(hint)} (the default: {key}={shown})")
+    return value
 
 
 def make_config(algo: str | None = None, *, file: str | Path | None = None,
@@ -362,6 +446,6 @@ def make_config(algo: str | None = None, *, file: str | Path | None = None,
             setattr(cfg, k, tuple(v) if isinstance(getattr(cfg, k), tuple) and isinstance(v, list) else v)
     for k, v in (overrides or {}).items():
         if k not in names:
-            raise ValueError(f"unknown config key {k!r}")
-        setattr(cfg, k, coerce_value(v, getattr(cfg, k)) if isinstance(v, str) else v)
+            raise ValueError(unknown_key(k))
+        setattr(cfg, k, field_value(k, v) if isinstance(v, str) else v)
     return cfg.validate()

@@ -8,7 +8,8 @@ subcommand of ``eval`` whose options live on ``eval`` itself, so ``--env``, ``--
 ``--out`` cannot be argparse-required (they would be demanded of ``compare`` too): ``eval``
 checks them when it runs and reports a missing one as argparse would. A run directory another
 run holds, records that do not belong to the run (``evaluation/records.py``) and a failed start
-end with one line, ``solvergym eval: ...``, and status 1.
+end with one line, ``solvergym eval: ...``, and status 1; an error raised inside the user's own
+code (a ``MODULE:NAME`` agent's ``act``) keeps its traceback (:func:`.args.raised_in_user_code`).
 """
 from __future__ import annotations
 
@@ -19,12 +20,28 @@ from ..evaluation import EvalConfig, run_eval, write_report
 from ..evaluation.records import RunLocked
 from ..evaluation.report import compare
 from ..kv import parse_kv
-from ..registry import env_ids
+from .args import env_id, raised_in_user_code
 
 __all__ = ["add_parser", "cmd_eval", "cmd_compare"]
 
 USAGE = ("%(prog)s --env ENV --agent AGENT --out OUT [options]\n"
          "       %(prog)s compare RUN_DIR [RUN_DIR ...] [--out DIR]")
+
+
+EPILOG = ("agents: oracle and random (the ground truth, a well-formed random answer), cdcl[:SOLVER] (a CDCL "
+          "solver on SolverSAT-v0), logic-lm:SPEC (Logic-LM: the model SPEC names writes formulas, Z3 solves "
+          "them), hf:default (the embedded SmolLM2-135M) | hf:PATH, vllm:PATH, openai:URL#MODEL, MODULE:NAME. "
+          "Several finished runs side by side: solvergym eval compare RUN_DIR [RUN_DIR ...] [--out DIR].")
+
+
+class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """``(default: X)`` after an option's help, unless there is none to show (``None``, a flag's
+    ``False``) or the help already says what the default is."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None or action.default is False or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
 
 
 def _ints(text: str, flag: str) -> list[int]:
@@ -39,17 +56,18 @@ def cmd_eval(args, parser: argparse.ArgumentParser) -> int:
                if value is None]
     if missing:
         parser.error(f"the following arguments are required: {', '.join(missing)}")
-    if args.env not in env_ids():
-        raise SystemExit(f"--env: unknown env {args.env!r}; known: {', '.join(env_ids())}")
+    env = env_id(args.env, "--env")
     try:
         env_kwargs = parse_kv(args.kwargs)
-        cfg = EvalConfig(env_id=args.env, agent=args.agent, env_kwargs=env_kwargs, dataset=args.dataset,
+        cfg = EvalConfig(env_id=env, agent=args.agent, env_kwargs=env_kwargs, dataset=args.dataset,
                          instances=args.instances, instance_seed=args.instance_seed, n_samples=args.n_samples,
                          seeds=_ints(args.seeds, "--seeds"), ks=_ints(args.k, "--k"), temperature=args.temperature,
                          max_new_tokens=args.max_new_tokens, batch_instances=args.batch_instances,
                          workers=args.workers)
         run = run_eval(cfg, args.out, progress=not args.no_progress)
     except (ValueError, TypeError, RunLocked) as e:
+        if raised_in_user_code(e):
+            raise  # the user's agent or family: its traceback says where
         raise SystemExit(f"solvergym eval: {e}") from None
     by = [x.strip() for x in args.by.split(",") if x.strip()] if args.by else None
     try:
@@ -75,22 +93,28 @@ def cmd_compare(args) -> int:
 
 def add_parser(sub) -> None:
     """Add ``eval`` (with its ``compare`` subcommand) to the ``solvergym`` subcommands."""
-    e = sub.add_parser("eval", help="evaluate an agent: pass@k / avg@k / maj@k per level, resumable (JSONL + report)",
-                       usage=USAGE,
+    e = sub.add_parser("eval", help="evaluate an agent: pass@k / avg@k / maj@k per level, resumable (JSONL + report); "
+                            "eval compare: runs side by side",
+                       usage=USAGE, formatter_class=_DefaultsFormatter, epilog=EPILOG,
                        description="Evaluate an agent on an env's instances (pass@k / avg@k / maj@k per level, "
                                    "resumable: JSONL records + report), or compare finished runs (eval compare).")
-    e.add_argument("--env", default=None, help="a registered env id (required)")
+    e.add_argument("--env", default=None,
+                   help="an env id (solvergym list), a family of your own with --import MODULE, or MODULE:ENV-ID "
+                        "(required)")
     e.add_argument("--kwargs", nargs="*", metavar="KEY=VALUE", help="env kwargs, e.g. n=3 k=5 l=5 or a JSON object")
     e.add_argument("--agent", default=None,
-                   help="oracle, random, hf:default | hf:PATH, vllm:PATH, openai:URL#MODEL, or MODULE:NAME (required)")
+                   help="oracle, random, cdcl[:SOLVER], logic-lm:SPEC (e.g. logic-lm:hf:default), hf:default | "
+                        "hf:PATH, vllm:PATH, openai:URL#MODEL, or MODULE:NAME (your object, class or factory in "
+                        "MODULE.py; the working directory is on the path) (required)")
     e.add_argument("--dataset", default=None, help="a JSONL file of instances, or a directory of them")
     e.add_argument("--instances", type=int, default=100, help="generated instances (without --dataset)")
     e.add_argument("--instance-seed", type=int, default=0, help="instance i is reset(seed=instance_seed + i)")
     e.add_argument("--n-samples", type=int, default=1, help="samples per instance and seed (n of pass@k)")
     e.add_argument("--k", default="1", help="comma-separated k of pass@k, avg@k, maj@k, pass^k (each <= n)")
     e.add_argument("--seeds", default="0", help="comma-separated evaluation seeds (mean ± std over them)")
-    e.add_argument("--temperature", type=float, default=None, help="model agents (0: greedy)")
-    e.add_argument("--max-new-tokens", type=int, default=256)
+    e.add_argument("--temperature", type=float, default=None,
+                   help="model agents (0: greedy; default: the backend's own, 1.0)")
+    e.add_argument("--max-new-tokens", type=int, default=256, help="generation budget of one turn (model agents)")
     e.add_argument("--batch-instances", type=int, default=16, help="instances per batch (x n samples)")
     e.add_argument("--workers", type=int, default=None,
                    help="threads stepping a batch's envs (default: 8 where steps wait on the sandbox, else 1; "

@@ -7,17 +7,21 @@ one, and the curves of a run.
 draws the curves (:func:`solvergym.algorithms.plots.plot_run`). Its ``--help`` ends with every
 config field (:mod:`.train_help`). The trainer and SFT are imported inside their commands, so
 that ``solvergym list``, ``sample`` and ``train --help`` do not load them (accelerate,
-transformers, peft).
+transformers, peft). Everything that can be checked without the model is checked before it is
+loaded, each in one line: the env id (a family of one's own too: ``--import`` or
+``module:Env-v0``), every ``--set`` key and value against the config's fields and types, a model
+written as a path that does not exist.
 """
 from __future__ import annotations
 
 import argparse
 
-from ..algorithms.config import make_config
+from ..agents.models import check_model
+from ..algorithms.config import field_value, make_config, unknown_key
 from ..algorithms.plots import plot_run
 from ..algorithms.presets import PRESETS
-from ..kv import coerce_value, parse_kv
-from .args import env_kwargs
+from ..kv import parse_kv
+from .args import env_id, env_kwargs
 from .train_help import field_reference
 
 __all__ = ["add_parser", "run", "cmd_train", "cmd_sft", "cmd_plot"]
@@ -30,7 +34,8 @@ def _train_arguments(t: argparse.ArgumentParser) -> None:
                         "(default: the config file's, else grpo)")
     t.add_argument("--paper-scale", action="store_true",
                    help="the preset paper's scale too (prompts per step, generation length, mini-batches): GPUs")
-    t.add_argument("--env", default=None)
+    t.add_argument("--env", default=None,
+                   help="an env id (solvergym list), a family of your own with --import MODULE, or MODULE:ENV-ID")
     t.add_argument("--env-kwargs", nargs="*", metavar="KEY=VALUE")
     t.add_argument("--model", default=None, help='"default" (embedded SmolLM2-135M), a folder or a hub id')
     t.add_argument("--config", default=None, help="YAML or JSON file of TrainConfig fields")
@@ -46,16 +51,39 @@ def _train_arguments(t: argparse.ArgumentParser) -> None:
     t.add_argument("--print-steps", action="store_true", help="print the reward of every step at the end")
 
 
-def cmd_train(args) -> int:
-    from ..algorithms.trainer import Trainer  # torch and accelerate: only when a run starts
-
+def _config(args):
+    """The run's :class:`~solvergym.algorithms.config.TrainConfig`, checked as far as it can be
+    without the model: every bad input exits with one line."""
     kwargs = {k: v for k, v in (("env", args.env), ("model", args.model), ("steps", args.steps),
                                 ("out_dir", args.out), ("seed", args.seed), ("data", args.data),
                                 ("eval_data", args.eval_data)) if v is not None}
+    if args.env is not None:
+        kwargs["env"] = env_id(args.env, "--env")
     if args.env_kwargs:
         kwargs["env_kwargs"] = env_kwargs(args.env_kwargs, "--env-kwargs")
-    cfg = make_config(args.algo, file=args.config, overrides=parse_kv(args.set, fields=True),
-                      paper_scale=args.paper_scale, **kwargs)
+    try:
+        overrides = parse_kv(args.set, fields=True)
+        for key, text in overrides.items():  # each --set item on its own, so the message names it
+            field_value(key, text)
+    except ValueError as e:
+        raise SystemExit(f"--set: {e}") from None
+    try:
+        cfg = make_config(args.algo, file=args.config, overrides=overrides, paper_scale=args.paper_scale, **kwargs)
+    except ValueError as e:
+        raise SystemExit(f"solvergym train: {e}") from None
+    if args.env is None:  # from the preset or a --config file
+        cfg.env = env_id(cfg.env, "env")
+    try:
+        check_model(cfg.model)
+    except ValueError as e:
+        raise SystemExit(f"{'--model' if args.model is not None else 'model'}: {e}") from None
+    return cfg
+
+
+def cmd_train(args) -> int:
+    cfg = _config(args)
+    from ..algorithms.trainer import Trainer  # torch and accelerate: only when a run starts, after the checks
+
     trainer = Trainer(cfg)
     history = trainer.train()
     if trainer.acc.is_main_process:
@@ -80,10 +108,14 @@ def cmd_sft(args) -> int:
     from ..algorithms.sft import SFTConfig, train_sft  # torch and accelerate, as for train
 
     cfg = SFTConfig(data=args.data, model=args.model, out_dir=args.out)
-    for k, v in parse_kv(args.set, fields=True).items():
-        if not hasattr(cfg, k):
-            raise SystemExit(f"unknown SFT setting {k!r}")
-        setattr(cfg, k, coerce_value(v, getattr(cfg, k)))
+    try:
+        for k, v in parse_kv(args.set, fields=True).items():
+            if not hasattr(cfg, k):
+                raise ValueError(unknown_key(k, SFTConfig))
+            setattr(cfg, k, field_value(k, v, SFTConfig))
+        check_model(cfg.model)
+    except ValueError as e:
+        raise SystemExit(f"solvergym sft: {e}") from None
     history = train_sft(cfg)
     print(f"{len(history)} steps; final loss {history[-1]['loss']:.4f}; model: {cfg.out_dir}/final")
     return 0

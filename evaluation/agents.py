@@ -15,9 +15,10 @@ spec                      agent
                           local model folder or GGUF file)
 ``vllm:PATH``             a vLLM engine (``vllm:default``: the embedded model)
 ``openai:URL#MODEL``      an OpenAI-compatible server, e.g. ``openai:http://127.0.0.1:8000/v1#qwen``
-``MODULE:NAME``           the user's own: ``NAME`` in the importable ``MODULE``, an agent object or a
-                          factory called with no arguments that returns one (anything with
-                          ``name`` and ``act(observations, envs)``)
+``MODULE:NAME``           the user's own: ``NAME`` in ``MODULE`` (the working directory is on the
+                          path, as for ``python -m``), an agent object, or a class or factory
+                          called with no arguments that returns one (anything with
+                          ``act(observations, envs)``; ``name`` defaults to the spec)
 ========================  ===========================================================================
 
 Model-backed agents see the whole conversation of a multi-turn episode (the env's
@@ -28,18 +29,20 @@ the batch (:func:`reseed`), so that a batch run again (a resumed run) samples wh
 """
 from __future__ import annotations
 
-import importlib
+import difflib
 from typing import Any, Sequence
 
 import numpy as np
 
 from .. import agents as _agents  # HFAgent, VLLMAgent, SamplingConfig load torch / vllm on first use
 from ..agents import OpenAIAgent, OracleAgent, RandomAgent
-from ..agents.base import ChatPolicy
+from ..agents.base import ChatPolicy, reply_parts
 from ..agents.cdcl import CDCLAgent
 from ..agents.logic_lm import LogicLMAgent
+from ..agents.models import check_model
+from ..registry import import_user_module
 
-__all__ = ["make_agent", "act", "reseed", "BUILTIN"]
+__all__ = ["make_agent", "act", "reseed", "sampling_temperature", "spec_temperature", "BUILTIN"]
 
 BUILTIN = ("oracle", "random", "cdcl", "logic-lm", "hf", "vllm", "openai")
 
@@ -65,11 +68,12 @@ def make_agent(spec: str, *, temperature: float | None = None, max_new_tokens: i
     if kind == "cdcl":
         return CDCLAgent(rest or "cadical153")
     if kind in ("hf", "vllm"):
+        model = check_model(rest or "default")  # a folder that is not there: said before torch loads
         t = 1.0 if temperature is None else float(temperature)
         sampling = _agents.SamplingConfig(max_new_tokens=max_new_tokens, temperature=max(t, 1e-6),
                                           greedy=t == 0.0, seed=seed)
         backend = _agents.HFAgent if kind == "hf" else _agents.VLLMAgent
-        return backend(rest or "default", sampling=sampling)
+        return backend(model, sampling=sampling)
     if kind == "openai":
         url, _, model = rest.rpartition("#")
         if not url or not model:
@@ -77,13 +81,29 @@ def make_agent(spec: str, *, temperature: float | None = None, max_new_tokens: i
         kw = {} if temperature is None else {"temperature": float(temperature)}
         return OpenAIAgent(url, model, max_tokens=max_new_tokens, seed=seed, **kw)
     if not rest or kind in BUILTIN:
-        raise ValueError(f"unknown agent spec {spec!r}: use oracle, random, hf:PATH, vllm:PATH, "
-                         "openai:URL#MODEL or MODULE:NAME")
+        raise ValueError(f"unknown agent spec {spec!r}: use oracle, random, cdcl[:SOLVER], logic-lm:SPEC, "
+                         "hf:PATH, vllm:PATH, openai:URL#MODEL or MODULE:NAME")
+    return _user_agent(spec, kind, rest)
+
+
+def _user_agent(spec: str, module_name: str, attr: str) -> Any:
+    """``MODULE:NAME``: the module imported with the working directory on the path
+    (:func:`~solvergym.registry.import_user_module`), ``NAME`` in it. A class is a factory and is
+    instantiated (a class has ``act`` too, but unbound); another callable without ``act`` is
+    called; anything else is the agent. An error raised by the user's module or constructor
+    propagates with its traceback; a name that is not there is a one-line ``ValueError``."""
     try:
-        obj = getattr(importlib.import_module(kind), rest)
-    except (ImportError, AttributeError) as e:
-        raise ValueError(f"cannot load the agent {spec!r}: {type(e).__name__}: {e}") from None
-    agent = obj if hasattr(obj, "act") else obj()
+        module = import_user_module(module_name)
+    except ValueError as e:
+        raise ValueError(f"cannot load the agent {spec!r}: {e}") from None
+    if not hasattr(module, attr):
+        names = [n for n in vars(module) if not n.startswith("_")]
+        close = difflib.get_close_matches(attr, names, n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise ValueError(f"cannot load the agent {spec!r}: module {module_name!r} ({getattr(module, '__file__', '?')}) "
+                         f"has no {attr!r}{hint}")
+    obj = getattr(module, attr)
+    agent = obj() if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "act")) else obj
     if not callable(getattr(agent, "act", None)):
         raise TypeError(f"{spec!r} gave a {type(agent).__name__}, which has no act(observations, envs)")
     if not hasattr(agent, "name"):
@@ -116,18 +136,55 @@ def reseed(agent: Any, seed: int) -> None:
         torch.manual_seed(seed)
 
 
+#: agents that write their answers without a token limit: no completion of theirs is ever cut
+_UNLIMITED = (OracleAgent, RandomAgent, CDCLAgent)
+
+
 def act(agent: Any, observations: Sequence[str], envs: Sequence[Any],
-        conversations: Sequence[list[dict[str, str]]]) -> list[str]:
-    """One turn for each of a batch of episodes: a chat model gets each whole conversation,
-    any other agent ``act(observations, envs)``; the answers are checked to be one string each."""
+        conversations: Sequence[list[dict[str, str]]]) -> tuple[list[str], list[bool | None]]:
+    """One turn for each of a batch of episodes: the actions, one string each, and per action
+    whether the token limit cut it (``clipped``; ``None``: not known).
+
+    A chat model gets each whole conversation (its completions say whether they were cut:
+    HF's and vLLM's ``finish_reason == "length"``, an OpenAI server's ``finish_reason``), any
+    other agent ``act(observations, envs)``. Scripted agents (oracle, random, cdcl) have no token
+    limit: ``False``. A user's agent may return strings (``None``) or objects with ``.text`` and
+    ``.clipped`` (:func:`~solvergym.agents.base.reply_parts`)."""
     if isinstance(agent, ChatPolicy):
         prompts = [agent.chat_ids(list(c)) for c in conversations]
-        out = [c.text for c in agent.generate(prompts)]
+        out = list(agent.generate(prompts))
     elif isinstance(agent, OpenAIAgent):  # concurrent requests, each with its whole conversation
-        out = [r.text for r in agent.chat_many([list(c) for c in conversations])]
+        out = agent.chat_many([list(c) for c in conversations])
     else:
         out = agent.act(list(observations), list(envs))
     if not isinstance(out, (list, tuple)) or len(out) != len(observations):
         raise TypeError(f"the agent returned {type(out).__name__} of {len(out) if hasattr(out, '__len__') else '?'} "
                         f"actions for {len(observations)} observations")
-    return [a if isinstance(a, str) else str(a) for a in out]
+    parts = [reply_parts(a) for a in out]
+    unlimited = isinstance(agent, _UNLIMITED)
+    return [t for t, _ in parts], [False if unlimited and c is None else c for _, c in parts]
+
+
+def sampling_temperature(agent: Any) -> float | None:
+    """The temperature ``agent`` samples at (0.0: greedy), as the report names it; ``None`` for
+    an agent that does not sample from a model (scripted, cdcl) or whose sampler is unknown (a
+    user's agent without a ``sampling`` config). Logic-LM's is its model's."""
+    if isinstance(agent, LogicLMAgent):
+        return sampling_temperature(agent.model)
+    if isinstance(agent, OpenAIAgent):
+        return float(agent.temperature)
+    sp = getattr(agent, "sampling", None)
+    if sp is not None and hasattr(sp, "temperature"):
+        return 0.0 if getattr(sp, "greedy", False) else float(sp.temperature)
+    return None
+
+
+def spec_temperature(spec: str, temperature: float | None) -> float | None:
+    """What :func:`make_agent` makes of ``temperature`` for ``spec``: model-backed specs (``hf``,
+    ``vllm``, ``openai``, ``logic-lm:``) sample at 1.0 when it is ``None``; other specs ``None``
+    (no model sampled, or a user's agent whose sampling is its own). For a run whose
+    ``run.json`` predates the recorded temperature."""
+    kind = spec.strip().partition(":")[0] if isinstance(spec, str) else ""
+    if kind not in ("hf", "vllm", "openai", "logic-lm"):
+        return None
+    return 1.0 if temperature is None else float(temperature)

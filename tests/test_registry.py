@@ -29,7 +29,8 @@ def test_listed_components_are_what_an_episode_reports(env_id, key):
         env.reset(seed=0)
         *_, info = env.step("not an answer")
         assert list(info["reward_components"]) == LISTING[env_id]["components"][key]
-        assert env.mode == {"single": "single", "mode=trace": "single", "mode=step": "step"}.get(key, "tool")
+        assert env.mode == {"single": "single", "mode=single": "single", "mode=trace": "single",
+                            "mode=step": "step"}.get(key, "tool")
     finally:
         env.close()
 
