@@ -6,12 +6,37 @@ agents ignore ``envs`` and read only the text. Trainable policies (:class:`ChatP
 subclasses: :class:`~solvergym.agents.hf.HFAgent`, :class:`~solvergym.agents.vllm.VLLMAgent`) add
 ``generate(prompts, n, sampling)``: per completion its token ids and log-probs, which the
 trainer's rollouts need.
+
+An action is a string, or an object with ``.text`` (the action) and ``.clipped``: whether the
+token limit cut the completion (``True``/``False``; ``None`` or no attribute: not known). The
+model-backed agents' completions (:class:`~solvergym.agents.hf.Completion`,
+:class:`~solvergym.agents.openai_agent.ChatResult`) are such objects, so a user's agent that wraps
+a model can return them as they are; :func:`reply_parts` reads either form. Evaluation records the
+flag per turn and reports the clipped ratio (TRL's name: the share of completions cut by the
+token limit).
 """
 from __future__ import annotations
 
 from typing import Any, Protocol, Sequence, runtime_checkable
 
-__all__ = ["Agent", "ChatPolicy"]
+__all__ = ["Agent", "ChatPolicy", "reply_parts"]
+
+
+def reply_parts(reply: Any) -> tuple[str, bool | None]:
+    """``(text, clipped)`` of one action (module docstring): a string is ``(it, None)``, an
+    object with a string ``.text`` gives that and its ``.clipped`` (``None`` if it has none),
+    anything else its ``str()`` and ``None``. A ``.clipped`` that is neither a bool nor ``None``
+    is a ``TypeError``: a report's clipped ratio must not count a guess."""
+    if isinstance(reply, str):
+        return reply, None
+    text = getattr(reply, "text", None)
+    if not isinstance(text, str):
+        return str(reply), None
+    clipped = getattr(reply, "clipped", None)
+    if clipped is not None and not isinstance(clipped, bool):
+        raise TypeError(f"an action's .clipped must be True, False or None, got {clipped!r} "
+                        f"({type(reply).__name__})")
+    return text, clipped
 
 
 @runtime_checkable

@@ -52,6 +52,13 @@ class Completion:
     finish_reason: str  # "eos" | "stop" | "length"
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def clipped(self) -> bool:
+        """Whether the token limit cut this completion: it ended at ``max_new_tokens`` (or the
+        engine's room under ``max_model_len``) without EOS, a stop string or an answer block,
+        TRL's "clipped" completion. The per-turn flag eval records and ``clipped_ratio`` count."""
+        return self.finish_reason == "length"
+
 
 class StopChecker:
     """Per-row stop detection on generated text, cheap per token (only the tail is checked; the

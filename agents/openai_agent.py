@@ -70,6 +70,12 @@ class ChatResult:
     usage: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def clipped(self) -> bool:
+        """Whether ``max_tokens`` cut the completion: the server's ``finish_reason == "length"``
+        (a text cut here at a stop string or an answer block is "stop": it ended on its own)."""
+        return self.finish_reason == "length"
+
 
 def truncate_at_stop(text: str, stops: Sequence[str], answer_block: bool = True) -> tuple[str, bool]:
     """``text`` up to and including the first stop string or (``answer_block``) the end of the

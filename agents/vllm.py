@@ -7,7 +7,8 @@ weights into the engine.
 
 - ``generate(prompts, n, sampling)`` continues token-id prompts (``TokensPrompt``, so the ids the
   rollout built are used as they are) and returns, per completion, the sampled token ids, their
-  log-probs, the decoded text and ``finish_reason`` ("eos" / "stop" / "length"). The log-probs are
+  log-probs, the decoded text and ``finish_reason`` ("eos" / "stop" / "length": ``clipped``, the
+  engine's ``max_tokens`` or ``max_model_len`` reached with neither EOS nor a stop). The log-probs are
   those of the sampling distribution ``softmax(logits / temperature)`` (vLLM's
   ``logprobs_mode="processed_logprobs"``; greedy: temperature 1), which is HFAgent's convention
   whenever ``top_p == 1`` and ``top_k == 0`` (with top-p/top-k vLLM renormalises over the kept

@@ -15,7 +15,8 @@ The output tensors (:class:`RolloutBatch`) have a ``loss_mask`` that is 1 only o
 (0 on prompt, observations and padding), the sampler's log-probs, the reward of every env step
 placed on the last token of the turn that earned it, section masks for named tags
 (``<think>``, ``<model>``, ``<python>``...: character offsets -> tokens), and the episodes
-themselves (reward components, tokens sampled per turn, truncation) for shaping and metrics.
+themselves (reward components, tokens sampled per turn, whether the token limit cut each turn,
+truncation) for shaping and metrics.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-__all__ = ["Episode", "RolloutBatch", "ChatBoundaries", "rollout", "collate", "section_mask"]
+__all__ = ["Episode", "RolloutBatch", "ChatBoundaries", "rollout", "collate", "section_mask", "clipped_ratio"]
 
 
 @dataclass
@@ -38,6 +39,9 @@ class Episode:
     components: dict[str, float] = field(default_factory=dict)
     turns: int = 0
     turn_tokens: list[int] = field(default_factory=list)  # tokens the policy sampled in each turn
+    #: per turn, whether the token limit cut the completion (``max_new_tokens``, or the rollout's
+    #: ``max_total_tokens``): TRL's clipped completions, the trainer's ``clipped_ratio``
+    turn_clipped: list[bool] = field(default_factory=list)
     terminated: bool = False
     truncated: bool = False  # by the env's turn budget or the rollout's token budget
     errors: int = 0
@@ -220,6 +224,7 @@ def rollout(
             ep.loss_mask += [1] * len(toks)
             ep.logprobs += lps
             ep.turn_tokens.append(len(toks))
+            ep.turn_clipped.append(c.finish_reason == "length" or len(c.token_ids) > room)
             env = envs[i]
             obs, reward, terminated, truncated, info = env.step(c.text)
             ep.turns += 1
@@ -239,6 +244,14 @@ def rollout(
                     ep.truncated = True
         active = [i for i in active if not episodes[i].done]
     return episodes
+
+
+def clipped_ratio(episodes: Sequence[Episode]) -> float:
+    """TRL's ``clipped_ratio``: the share of the episodes' completions (one per turn) that the
+    token limit cut (:attr:`Episode.turn_clipped`); 0.0 for no turns. Beside ``truncation_rate``,
+    which counts episodes ended by the turn or token budget, whatever their last completion."""
+    flags = [c for e in episodes for c in e.turn_clipped]
+    return sum(flags) / len(flags) if flags else 0.0
 
 
 def collate(episodes: list[Episode], *, pad_id: int, section_tags: Sequence[str] = (),

@@ -7,7 +7,9 @@ reward is not its components' weighted sum, or that contradicts an earlier recor
 episode is a ``ValueError`` naming ``records.jsonl:LINE``. An exact repeat of a record (what two
 writers of one directory, before the lock, or a batch written twice leave) is one episode and is
 counted in ``duplicate_records``. Only a cut *last* line is tolerated: a killed run's
-half-written record, dropped on reading and truncated on resume.
+half-written record, dropped on reading and truncated on resume. Keys added later (``clipped``,
+per turn, whether the token limit cut the completion) are checked where present; records
+written before them still read.
 """
 from __future__ import annotations
 
@@ -47,6 +49,12 @@ _FIELDS: dict[str, tuple[str, Any]] = {
     "turns": ("a non-negative integer", lambda v: _is_int(v) and v >= 0),
     "info": ("an object", lambda v: isinstance(v, dict)),
     "messages": ("a list", lambda v: isinstance(v, list)),
+}
+#: keys a record has only since they were added (older records lack them and still read), with
+#: the check: ``clipped``, per turn, whether the token limit cut the agent's completion
+_OPTIONAL: dict[str, tuple[str, Any]] = {
+    "clipped": ("a list of true, false or null, one per turn",
+                lambda v: isinstance(v, list) and all(x is None or isinstance(x, bool) for x in v)),
 }
 #: the parts of ``info`` and ``setting`` the report computes with, to the depth it reads them
 _NESTED: dict[str, tuple[str, Any]] = {
@@ -134,7 +142,7 @@ def read_run(run_dir: str | Path) -> dict[str, Any] | None:
         raise ValueError(f"{path}: its config lacks or mistypes env_id, env_kwargs, agent, dataset, instances, "
                          f"n_samples, seeds, ks or temperature")
     for key, check in (("n_instances", _is_int), ("reward_weights", lambda w: isinstance(w, dict) and all(
-            _is_num(x) for x in w.values()))):
+            _is_num(x) for x in w.values())), ("agent_temperature", lambda t: t is None or _is_num(t))):
         if key in run and not check(run[key]):
             raise ValueError(f"{path}: {key} is mistyped ({run[key]!r})")
     return run
@@ -218,6 +226,12 @@ def check_record(rec: Any, where: str, run: dict[str, Any], weights: dict[str, f
     for k, (what, ok) in _FIELDS.items():
         if not ok(rec[k]):
             raise ValueError(f"{where}: {k} must be {what}, got {_short(rec[k])}")
+    for k, (what, ok) in _OPTIONAL.items():
+        if k in rec and not ok(rec[k]):
+            raise ValueError(f"{where}: {k} must be {what}, got {_short(rec[k])}")
+    if "clipped" in rec and len(rec["clipped"]) != rec["turns"]:
+        raise ValueError(f"{where}: clipped has {len(rec['clipped'])} entries for {rec['turns']} turns "
+                         f"(one per turn)")
     for name, (what, ok) in _NESTED.items():
         part, k = name.split(".")
         if k in rec[part] and not ok(rec[part][k]):

@@ -5,8 +5,17 @@ Per evaluation seed, every instance's ``n`` samples give pass@k, pass^k, avg@k a
 and standard deviation over seeds (SAT-RL Table 4) and, over instances, the standard error. The
 same table is broken down by level: the instance's ``difficulty`` (the env's knobs for it) and,
 for a dataset, the file it came from. Every table says n, the seeds, the temperature and the
-env's settings it was run with. Rates beside the metrics: format errors (an action the env could
-not parse), truncated episodes (out of turns), and the mean reward and its components.
+env's settings it was run with, the temperature being the one the agent sampled at (1.0 for a
+model agent given none), not the option's default. Rates beside the metrics: format errors (an
+action the env could not parse), episodes out of turns (Gymnasium's ``truncated``: the turn budget
+``max_turns`` or a step limit ended them), the clipped ratio (TRL's ``clipped_ratio``: the share of
+the agent's completions, one per turn, that the token limit ``max_new_tokens`` cut; over the turns
+whose agent said, "-" where none did), and the mean reward and its components.
+
+Estimators, one per column: ``pass@k`` and ``pass^k`` are the unbiased estimators over all n
+samples of an instance; ``avg@k`` and ``maj@k`` read its first k samples only (``metrics.py``).
+So with n > 1, ``pass@1`` (all n samples) and ``avg@1`` (the first) estimate the same accuracy
+from different samples; the report's headers and ``compare``'s say which is which.
 
 Where the instances carry SATURN's difficulty ``D`` (``SolverSAT-v0``), the report fits the
 per-level pass@1 against D by least squares (SATURN Fig. 3 / Table 7: accuracy falls linearly in
@@ -21,10 +30,11 @@ from typing import Any
 
 from ..envs.logic_steps.metrics import summarize as summarize_traces
 from ..envs.opt.verify import TOLERANCE_RULES
+from .agents import spec_temperature
 from .metrics import avg_at_k, maj_at_k, mean_std, pass_at_k, pass_hat_k, standard_error, vote_key
 from .records import read_records, read_run
 
-__all__ = ["build_report", "write_report", "linear_fit", "compare"]
+__all__ = ["build_report", "write_report", "linear_fit", "compare", "metric_headers", "clipped_ratio", "or_outcome"]
 
 
 def _key(d: Any) -> str:
@@ -77,11 +87,15 @@ def _traces(records: list[dict]) -> dict[str, Any] | None:
 #: the outcome of an optimisation-modelling answer, in the order it is decided (SIRL Table 13's
 #: execution and accuracy, split by why a program earned nothing)
 OR_OUTCOMES = ("correct", "no_program", "syntax_error", "timeout", "runtime_error", "no_solve", "infeasible",
-               "wrong_objective")
+               "unbounded", "infeasible_or_unbounded", "wrong_objective")
 
 
 def or_outcome(r: dict) -> str:
-    """Why one ``SolverOR-v0`` answer earned what it did (:data:`OR_OUTCOMES`)."""
+    """Why one ``SolverOR-v0`` answer earned what it did (:data:`OR_OUTCOMES`). The program's
+    solver status decides the last ones: ``infeasible``, ``unbounded``, and
+    ``infeasible_or_unbounded`` where the solver itself could not tell (Gurobi's INF_OR_UNBD,
+    HiGHS's kUnboundedOrInfeasible: presolve's answer); any other status that missed the
+    ground truth is a wrong objective."""
     info = r["info"]
     if r["correct"]:
         return "correct"
@@ -97,8 +111,10 @@ def or_outcome(r: dict) -> str:
     solved = info.get("solver_status")
     if solved is None:
         return "no_solve"
-    if solved in ("infeasible", "unbounded", "inf_or_unbd"):
-        return "infeasible"
+    if solved in ("infeasible", "unbounded"):
+        return solved
+    if solved == "inf_or_unbd":
+        return "infeasible_or_unbounded"
     return "wrong_objective"
 
 
@@ -152,15 +168,27 @@ def _family_blocks(records: list[dict]) -> dict[str, Any]:
     return out
 
 
+def clipped_ratio(records: list[dict]) -> tuple[float | None, int]:
+    """TRL's ``clipped_ratio``: the share of the agent's completions (one per turn) that the token
+    limit cut, over the turns whose agent said (``clipped`` True or False), and how many those
+    were; ``(None, 0)`` where none did (records older than the flag, a user's agent returning
+    strings)."""
+    flags = [c for r in records for c in r.get("clipped") or () if c is not None]
+    return (sum(flags) / len(flags) if flags else None), len(flags)
+
+
 def _rates(records: list[dict]) -> dict[str, Any]:
     n = len(records)
     comps: dict[str, float] = defaultdict(float)
     for r in records:
         for k, v in r["components"].items():
             comps[k] += v
+    clipped, known = clipped_ratio(records)
     return {"episodes": n, "accuracy": sum(r["correct"] for r in records) / n,
             "format_error_rate": sum(r["format_error"] for r in records) / n,
+            # Gymnasium's truncated: the episode ran out of turns (max_turns) or hit a step limit
             "truncation_rate": sum(r["truncated"] for r in records) / n,
+            "clipped_ratio": clipped, "clipped_turns_known": known,
             "mean_reward": sum(r["reward"] for r in records) / n,
             "mean_turns": sum(r["turns"] for r in records) / n,
             "components": {k: v / n for k, v in sorted(comps.items())}}
@@ -192,6 +220,23 @@ def _level_of(r: dict, by: list[str] | None) -> str:
     return _key(diff)
 
 
+def _temperature(run: dict[str, Any]) -> float | None:
+    """The temperature the agent sampled at: as ``run.json`` recorded it from the agent, or, for a
+    run written before that, what the spec makes of ``--temperature`` (``spec_temperature``)."""
+    if "agent_temperature" in run:
+        return run["agent_temperature"]
+    return spec_temperature(run["config"]["agent"], run["config"]["temperature"])
+
+
+def _temperature_text(rep: dict[str, Any]) -> str:
+    t = rep["temperature"]
+    if t is None:
+        kind = str(rep["agent"]).partition(":")[0]
+        return ("no sampling temperature (a scripted agent)" if kind in ("oracle", "random", "cdcl")
+                else "temperature not known (the agent's own sampling)")
+    return "temperature 0 (greedy)" if t == 0 else f"temperature {float(t)}"
+
+
 def build_report(run_dir: str | Path, by: list[str] | None = None) -> dict[str, Any]:
     """Everything the report says, as JSON-ready data. Levels group instances by their
     ``difficulty`` (every key but :data:`INSTANCE_STATISTICS`, or the keys ``by`` names) and the
@@ -211,7 +256,8 @@ def build_report(run_dir: str | Path, by: list[str] | None = None) -> dict[str, 
     report: dict[str, Any] = {
         "env_id": meta["env_id"], "env_kwargs": meta["env_kwargs"], "agent": meta["agent"],
         "dataset": meta["dataset"], "n_samples": meta["n_samples"], "seeds": seeds, "ks": ks,
-        "temperature": meta["temperature"], "instances": len({i for _, i in groups}),
+        "temperature": _temperature(run), "temperature_requested": meta["temperature"],
+        "instances": len({i for _, i in groups}),
         "tolerance": _tolerance(records, meta), "duplicate_records": repeats,
         "overall": {**_rates(records), "metrics": _metrics(groups, ks, seeds)},
     }
@@ -281,18 +327,22 @@ def to_markdown(rep: dict[str, Any]) -> str:
     names = [f"pass@{k}" for k in ks] + [f"avg@{ks[-1]}", f"maj@{ks[-1]}", f"pass^{ks[-1]}"]
     lines = [f"# {rep['env_id']} / {rep['agent']}", "",
              f"n = {rep['n_samples']} samples per instance, {rep['instances']} instances, seeds {rep['seeds']}, "
-             f"temperature {rep['temperature'] if rep['temperature'] is not None else 'default'}"
+             + _temperature_text(rep)
              + (f", dataset {rep['dataset']}" if rep["dataset"] else "")
              + (f", env settings {json.dumps(rep['env_kwargs'], sort_keys=True)}" if rep["env_kwargs"] else ""),
              "", "Values: mean over instances" + (" (± std over seeds)" if len(rep["seeds"]) > 1 else "")
-             + "; unbiased estimators over the n samples.", ""]
-    header = ["level", "instances"] + names + ["format err", "truncated", "reward"]
+             + f"; pass@k and pass^k: unbiased estimators over the n = {rep['n_samples']} samples; "
+             f"avg@{ks[-1]} and maj@{ks[-1]}: the {_first(ks[-1])}. Out of turns: episodes the turn "
+             "budget ended (Gymnasium's truncated); clipped: completions the token limit cut (TRL's "
+             "clipped_ratio; - where the agent did not say).", ""]
+    header = ["level", "instances"] + names + ["format err", "out of turns", "clipped", "reward"]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
 
     def row(label, block, instances):
         m = block["metrics"]
         cells = [label, str(instances)] + [_fmt(m.get(n)) for n in names] + [
-            f"{block['format_error_rate']:.1%}", f"{block['truncation_rate']:.1%}", f"{block['mean_reward']:.3f}"]
+            f"{block['format_error_rate']:.1%}", f"{block['truncation_rate']:.1%}",
+            "-" if block["clipped_ratio"] is None else f"{block['clipped_ratio']:.1%}", f"{block['mean_reward']:.3f}"]
         lines.append("| " + " | ".join(cells) + " |")
 
     row("**all**", rep["overall"], rep["instances"])
@@ -422,28 +472,57 @@ def write_report(run_dir: str | Path, *, png: bool = True, by: list[str] | None 
 
 
 
+def _first(k: int) -> str:
+    return "first sample" if k == 1 else f"first {k} samples"
+
+
+def metric_headers(ks: list[int], ns: list[int]) -> dict[str, str]:
+    """``compare``'s metric columns, each one estimator: metric name -> its header, e.g.
+    ``"pass@1" -> "pass@1 (unbiased, n=4)"`` (``n=4/8`` when the runs' n differ) and
+    ``"avg@1" -> "avg@1 (first sample)"``."""
+    n_text = "n=" + "/".join(map(str, ns))
+    k = ks[-1]
+    first = _first(k)
+    return {**{f"pass@{j}": f"pass@{j} (unbiased, {n_text})" for j in ks}, f"avg@{k}": f"avg@{k} ({first})",
+            f"pass^{k}": f"pass^{k} (unbiased, {n_text})"}
+
+
 def compare(run_dirs: list[str | Path], out: str | Path | None = None) -> tuple[str, dict[str, Any]]:
     """Several runs side by side (``solvergym eval compare``): one row per run with its env,
-    agent, n, seeds and every metric the runs share at their common ks; a bar chart of pass@1
-    (± std over seeds) per run when ``out`` is given (``out``/compare.md, .json, .png)."""
+    agent, n, seeds, temperature and every metric the runs share at their common ks; a bar chart
+    of pass@1 (± std over seeds) per run when ``out`` is given (``out``/compare.md, .json, .png).
+
+    Each metric column is one estimator, named in its header (:func:`metric_headers`): pass@k
+    and pass^k unbiased over all of a run's n samples, avg@K over its first K samples only, so
+    that pass@1 and avg@1 side by side read as what they are (the same accuracy estimated from n
+    samples and from one)."""
     reports = [build_report(d) for d in run_dirs]
     ks = sorted(set.intersection(*(set(r["ks"]) for r in reports)))
     if not ks:
         raise ValueError("the runs share no k")
-    names = [f"pass@{k}" for k in ks] + [f"avg@{ks[-1]}", f"pass^{ks[-1]}"]
-    header = ["run", "env", "agent", "n", "seeds", "instances"] + names + ["format err", "reward"]
+    columns = metric_headers(ks, sorted({r["n_samples"] for r in reports}))
+    names = list(columns)
+    header = (["run", "env", "agent", "n", "seeds", "temperature", "instances"] + [columns[x] for x in names]
+              + ["format err", "out of turns", "clipped", "reward"])
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     rows = []
     for d, r in zip(run_dirs, reports):
-        m = r["overall"]["metrics"]
+        m, o = r["overall"]["metrics"], r["overall"]
+        t = r["temperature"]
         lines.append("| " + " | ".join([Path(d).name, r["env_id"], r["agent"], str(r["n_samples"]), str(r["seeds"]),
-                                        str(r["instances"])] + [_fmt(m.get(x)) for x in names]
-                                       + [f"{r['overall']['format_error_rate']:.1%}",
-                                          f"{r['overall']['mean_reward']:.3f}"]) + " |")
+                                        "-" if t is None else str(float(t)), str(r["instances"])]
+                                       + [_fmt(m.get(x)) for x in names]
+                                       + [f"{o['format_error_rate']:.1%}", f"{o['truncation_rate']:.1%}",
+                                          "-" if o["clipped_ratio"] is None else f"{o['clipped_ratio']:.1%}",
+                                          f"{o['mean_reward']:.3f}"]) + " |")
         rows.append({"run": str(d), "env_id": r["env_id"], "agent": r["agent"], "n_samples": r["n_samples"],
-                     "seeds": r["seeds"], "metrics": {x: m.get(x) for x in names}})
+                     "seeds": r["seeds"], "temperature": t, "metrics": {x: m.get(x) for x in names},
+                     "truncation_rate": o["truncation_rate"], "clipped_ratio": o["clipped_ratio"]})
+    lines += ["", "pass@k, pass^k: unbiased estimators over all n samples of each instance; avg@k: the mean "
+                  "correctness of its first k samples. Out of turns: episodes the turn budget ended; clipped: "
+                  "completions the token limit cut (- where the agent did not say)."]
     text = "\n".join(lines) + "\n"
-    data = {"ks": ks, "runs": rows}
+    data = {"ks": ks, "columns": columns, "runs": rows}
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)

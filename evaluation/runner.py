@@ -37,7 +37,7 @@ import gymnasium as gym
 import numpy as np
 from tqdm import tqdm
 
-from .agents import act, make_agent, reseed
+from .agents import act, make_agent, reseed, sampling_temperature
 from .records import (CONFIG, RECORDS, TIMINGS, has_results, hold_run, identity_diff, load_records, read_run,
                       truncate_partial, write_run)
 
@@ -183,7 +183,10 @@ def _jsonable(x: Any) -> Any:
 
 
 def _record(key: dict, reset_info: dict, info: dict, reward: float, components: dict, turns: int,
-            truncated: bool, messages: list) -> dict[str, Any]:
+            truncated: bool, messages: list, clipped: list) -> dict[str, Any]:
+    """One episode's record. ``truncated``: Gymnasium's flag, the episode ended by its turn budget
+    (``max_turns``) or a step limit rather than terminating; ``clipped``: per turn, whether the
+    token limit (``max_new_tokens``) cut the agent's completion (``None``: the agent did not say)."""
     kept = {k: info[k] for k in INFO_KEYS if k in info}
     for k in ("sandbox", "last_tool_result"):
         if k in info:
@@ -194,7 +197,7 @@ def _record(key: dict, reset_info: dict, info: dict, reward: float, components: 
            "level": {k: reset_info[k] for k in ("D", "chance_success") if k in reset_info},
            "setting": {k: reset_info[k] for k in SETTING_KEYS if k in reset_info},
            "reward": reward, "components": components, "correct": bool(info.get("correct", False)),
-           "format_error": "error" in info, "truncated": bool(truncated), "turns": turns,
+           "format_error": "error" in info, "truncated": bool(truncated), "turns": turns, "clipped": list(clipped),
            "info": kept, "messages": messages}
     return _jsonable(rec)
 
@@ -279,7 +282,7 @@ def _run_held(cfg: EvalConfig, out: Path, agent: Any, progress: bool) -> Path:
             for name in (RECORDS, TIMINGS):
                 (out / name).unlink(missing_ok=True)
             write_run(out, {"identity": identity, "config": _jsonable(asdict(cfg)), "n_instances": len(items),
-                            "reward_weights": weights})
+                            "reward_weights": weights, "agent_temperature": sampling_temperature(agent)})
         total = sum(len(b[2]) * cfg.n_samples for b in batches)
         bar = tqdm(total=total, initial=len(done), desc=f"eval {cfg.env_id} / {cfg.agent}", disable=not progress)
         correct = sum(1 for r in existing if r["correct"])
@@ -325,15 +328,17 @@ def _run_batch(cfg: EvalConfig, agent: Any, envs: list, pool: ThreadPoolExecutor
                               options={"instance": inst})
         states.append({"obs": obs, "reset_info": info, "messages": info["messages"], "reward": 0.0,
                        "components": {}, "turns": 0, "done": False, "truncated": False, "info": info,
-                       "source": source})
+                       "source": source, "clipped": []})
     t_env += time.perf_counter() - t
     while True:
         live = [s for s in range(len(full)) if not states[s]["done"]]
         if not live:
             break
         t = time.perf_counter()
-        actions = act(agent, [states[s]["obs"] for s in live], [slots[s] for s in live],
-                      [states[s]["messages"] for s in live])
+        actions, clipped = act(agent, [states[s]["obs"] for s in live], [slots[s] for s in live],
+                               [states[s]["messages"] for s in live])
+        for s, c in zip(live, clipped):
+            states[s]["clipped"].append(c)
         t_agent += time.perf_counter() - t
         t = time.perf_counter()
         if pool is not None:
@@ -356,5 +361,5 @@ def _run_batch(cfg: EvalConfig, agent: Any, envs: list, pool: ThreadPoolExecutor
             continue
         key = {"seed": seed, "instance": i, "sample": j, "source": st["source"]}
         records.append(_record(key, st["reset_info"], st["info"], st["reward"], st["components"], st["turns"],
-                               st["truncated"], st["messages"]))
+                               st["truncated"], st["messages"], st["clipped"]))
     return records, {"episodes": len(records), "agent_s": t_agent, "env_s": t_env}

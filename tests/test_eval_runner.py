@@ -241,6 +241,13 @@ class _ORAgent:
                 "no_solve": _or_answer("print('objective: 12.0')"),
                 "infeasible": _or_answer("import gurobipy as gp\nm = gp.Model()\nx = m.addVar(lb=2, ub=1)\n"
                                          "m.addConstr(x >= 0)\nm.optimize()"),
+                # max x with x >= 0 unbounded: Gurobi proves it; with a constraint its presolve
+                # can only say "infeasible or unbounded" (INF_OR_UNBD)
+                "unbounded": _or_answer("import gurobipy as gp\nm = gp.Model()\nx = m.addVar()\n"
+                                        "m.setObjective(x, gp.GRB.MAXIMIZE)\nm.optimize()"),
+                "infeasible_or_unbounded": _or_answer(
+                    "import gurobipy as gp\nm = gp.Model()\nx = m.addVar(); y = m.addVar()\nm.addConstr(x - y <= 1)\n"
+                    "m.setObjective(x + y, gp.GRB.MAXIMIZE)\nm.optimize()"),
                 "wrong_objective": _or_answer("import gurobipy as gp\nm = gp.Model()\nx = m.addVar(lb=1, ub=1)\n"
                                               "m.setObjective(x)\nm.optimize()"),
             }[kind])
@@ -248,7 +255,8 @@ class _ORAgent:
 
 
 def test_the_or_report_says_why_each_answer_earned_nothing(tmp_path):
-    kinds = ["correct", "no_program", "syntax_error", "runtime_error", "no_solve", "infeasible", "wrong_objective"]
+    kinds = ["correct", "no_program", "syntax_error", "runtime_error", "no_solve", "infeasible", "unbounded",
+             "infeasible_or_unbounded", "wrong_objective"]
     env = gym.make("SolverOR-v0")
     data, cases = tmp_path / "or.jsonl", {}
     with open(data, "w") as f:
@@ -261,12 +269,15 @@ def test_the_or_report_says_why_each_answer_earned_nothing(tmp_path):
     cfg = EvalConfig("SolverOR-v0", agent="or-cases", dataset=str(data))
     rep = write_report(run_eval(cfg, tmp_path / "run", agent=_ORAgent(cases), progress=False), png=False)
     block = rep["overall"]["or"]
+    # an unbounded model is not counted as infeasible (issue 24 item 11): one column each
     assert block["outcomes"] == {k: 1 for k in kinds} | {"timeout": 0}
-    assert block["accuracy"] == pytest.approx(1 / 7)
-    # execution: the program ran and a solver reported a status (correct, infeasible, wrong objective)
-    assert block["execution_rate"] == pytest.approx(3 / 7)
+    assert block["accuracy"] == pytest.approx(1 / 9)
+    # execution: the program ran and a solver reported a status (correct, the three statuses
+    # without an optimum, wrong objective)
+    assert block["execution_rate"] == pytest.approx(5 / 9)
     md = (tmp_path / "run" / "report.md").read_text()
-    assert "| **all** | 14.3% | 42.9% |" in md
+    assert "| **all** | 11.1% | 55.6% | 1 | 1 | 0 | 1 | 1 | 1 | 1 | 1 | 1 |" in md
+    assert "| infeasible | unbounded | infeasible_or_unbounded | wrong_objective |" in md
     # the tolerance the env scored with is named though --kwargs did not give it
     assert rep["tolerance"] == "relative (|y - y*| / (|y*| + 1) < 1e-6)"
     assert "objective tolerance: relative (|y - y*| / (|y*| + 1) < 1e-6)" in md and "| accuracy (relative) |" in md

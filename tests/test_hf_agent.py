@@ -122,3 +122,27 @@ def test_reseed_makes_sampling_a_function_of_the_seed_alone(agent, prompts):
     assert a == b and other.sampling.seed == 5
     assert a[0] != a[1]  # the stream goes on from call to call
     assert two_calls(6, 0) != a
+
+
+def test_a_completion_cut_by_max_new_tokens_is_clipped(agent):
+    # issue 24 item 11: "clipped" (TRL's clipped completion) is the token limit reached without
+    # EOS or a stop; greedy on this prompt writes "The first prime number is 2, ..." and EOS as its
+    # 17th token
+    from solvergym.evaluation.agents import act
+
+    prompt = agent.chat_ids(MESSAGES[0])
+
+    def one(max_new_tokens, stop=()):
+        sp = SamplingConfig(max_new_tokens=max_new_tokens, greedy=True, stop=stop, stop_at_answer_block=False)
+        return agent.generate([prompt], sampling=sp)[0]
+
+    cut = one(2)
+    assert (cut.text, cut.finish_reason, cut.clipped) == ("The first", "length", True)
+    stopped = one(2, stop=(" ",))  # the 2nd token (" first") completes the stop: the limit cut nothing
+    assert len(stopped.token_ids) == 2 and stopped.finish_reason == "stop" and not stopped.clipped
+    ended = one(17)  # EOS as the last token the limit allows
+    assert len(ended.token_ids) == 17 and ended.finish_reason == "eos" and not ended.clipped
+    # evaluation's act() carries the flag per conversation
+    short = HFAgent(agent.model, agent.tokenizer, sampling=SamplingConfig(max_new_tokens=2, greedy=True, stop=()))
+    texts, clipped = act(short, ["q", "q"], [None, None], MESSAGES)
+    assert texts[0] == "The first" and clipped == [True, True]
