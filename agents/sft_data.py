@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Sequence
 
+import gymnasium as gym
 import numpy as np
 from tqdm import tqdm
 
@@ -29,12 +30,31 @@ from ..sandbox import SandboxPool
 from ..envs.sat.cnf import formula_key
 from ..envs.datafiles import write_jsonl
 from ..envs.sat.datasets import SATBENCH_BUCKETS, SATURN_TRAIN_LEVELS
-from .scripted import SolverToolOracle, play_episode
+from .scripted import OracleAgent, SolverToolOracle, play_episode
 
-__all__ = ["build_sat_rl_sft", "SFT_TASKS"]
+__all__ = ["build_sat_rl_sft", "oracle_conversations", "SFT_TASKS"]
 
 SFT_TASKS = ("sat-bench", "sat")
 _FULL_MARKS = {"format": 0.1, "correct": 1.0, "tool": 0.1, "equivalence": 1.0}
+
+
+def oracle_conversations(env_id: str, seeds: Sequence[int], env_kwargs: dict | None = None) -> list[list[dict]]:
+    """The oracle's episode on ``env_id`` for each seed, as the chat messages the policy sees
+    (``info["messages"]``: the prompt, each turn, each observation): SFT data for
+    :func:`~solvergym.algorithms.sft.train_sft` without a file. An episode the oracle does not
+    solve is an error (the oracle is meant to be perfect), as in :func:`build_sat_rl_sft`."""
+    env = gym.make(env_id, **(env_kwargs or {}))
+    agent = SolverToolOracle() if getattr(env.unwrapped, "mode", None) == "tool" else OracleAgent()
+    out = []
+    try:
+        for seed in seeds:
+            played = play_episode(env, agent, seed=int(seed))
+            if not played["info"].get("correct", False):
+                raise RuntimeError(f"the oracle did not solve {env_id} at seed {seed}: {played['reward_components']}")
+            out.append(played["messages"])
+    finally:
+        env.close()
+    return out
 
 
 def _difficulty(task: str, rng: np.random.Generator) -> dict[str, Any]:

@@ -82,22 +82,39 @@ def assistant_token_mask(tokenizer, messages: list[dict[str, str]], max_length: 
     return ids, mask
 
 
-def train_sft(cfg: SFTConfig, conversations: list[list[dict[str, str]]] | None = None) -> list[dict[str, Any]]:
-    """Fine-tune ``cfg.model`` on ``cfg.data`` (or ``conversations``); save to ``out_dir/final``."""
+def train_sft(cfg: SFTConfig, conversations: list[list[dict[str, str]]] | None = None, *,
+              model: Any = None, tokenizer: Any = None, accelerator: Any = None) -> list[dict[str, Any]]:
+    """Fine-tune ``cfg.model`` on ``cfg.data`` (or ``conversations``); save to ``out_dir/final``.
+
+    With ``model`` (its ``tokenizer``, and the ``accelerator`` that prepared it: a
+    :class:`~solvergym.algorithms.trainer.Trainer`'s ``model``, ``tokenizer`` and ``acc``) the
+    warm-up trains that model in place, inside the RL run that follows, and saves no model: no
+    second copy of the weights is written and read back (``solvergym demo`` does this). Its AdamW
+    is the warm-up's own and is not registered with the accelerator, so a later checkpoint of the
+    run holds the run's optimizer only.
+    """
     from accelerate import Accelerator
     from accelerate.utils import set_seed
     from tqdm import tqdm
 
-    acc = Accelerator(cpu=not torch.cuda.is_available())
+    given = model is not None
+    if given and (tokenizer is None or accelerator is None):
+        raise ValueError("train_sft(model=...) needs the model's tokenizer and the accelerator that prepared it")
+    acc = accelerator or Accelerator(cpu=not torch.cuda.is_available())
     set_seed(cfg.seed)
-    model, tok = load_model(cfg.model)
+    if given:
+        tok = tokenizer
+    else:
+        model, tok = load_model(cfg.model)
     convs = conversations if conversations is not None else load_chat_jsonl(cfg.data)
     examples = [assistant_token_mask(tok, c, cfg.max_length) for c in convs]
     examples = [e for e in examples if sum(e[1])]
     if not examples:
         raise ValueError("no conversation has assistant tokens")
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, foreach=True)
-    model, opt = acc.prepare(model, opt)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay, foreach=True)
+    if not given:
+        model, opt = acc.prepare(model, opt)
     world, rank = acc.num_processes, acc.process_index
     local = max(1, cfg.batch_size // world)
     rng = random.Random(cfg.seed)
@@ -141,7 +158,7 @@ def train_sft(cfg: SFTConfig, conversations: list[list[dict[str, str]]] | None =
                         loss_sum += loss.item()
                     acc.backward(loss * world)
             if cfg.max_grad_norm:
-                acc.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+                acc.clip_grad_norm_(params, cfg.max_grad_norm)
             opt.step()
             opt.zero_grad(set_to_none=True)
             loss_all = acc.reduce(torch.tensor([loss_sum], device=acc.device), reduction="sum").item() if world > 1 else loss_sum
@@ -155,6 +172,9 @@ def train_sft(cfg: SFTConfig, conversations: list[list[dict[str, str]]] | None =
             bar.set_postfix(loss=f"{loss_all:.3f}")
             step += 1
     bar.close()
+    if given:
+        opt.zero_grad(set_to_none=True)
+        return history
     acc.wait_for_everyone()
     if acc.is_main_process:
         acc.unwrap_model(model).save_pretrained(str(out / "final"))

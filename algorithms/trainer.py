@@ -16,8 +16,7 @@ Read top to bottom, one iteration is:
 
 ``train`` is the one loop over such iterations: a schedule (``schedules/``: plain steps, epochs
 over a split, SATURN's curriculum, SIRL's stages) says between steps what the next one trains on
-and when the run validates and ends; the loop saves a checkpoint every ``save_every`` steps, then
-the final checkpoint and model.
+and when the run validates and ends; checkpoints every ``save_every`` steps and after the last.
 
 The pure pieces live in ``advantages``, ``losses``, ``kl``, ``dapo``, ``partial_kl``; this module
 wires them to a model, Accelerate (DDP over gloo on CPU, NCCL on GPUs, ``accelerate launch``),
@@ -51,7 +50,7 @@ from .dapo import group_has_signal, overlong_penalty
 from .kl import kl_estimate
 from .losses import aggregate, clipped_surrogate, masked_mean, sequence_clipped_surrogate
 from .partial_kl import partial_kl_mask
-from .rollout import RolloutBatch, collate, rollout
+from .rollout import RolloutBatch, clipped_ratio, collate, rollout
 from .schedules import Schedule, make_schedule
 
 __all__ = ["Trainer", "token_logprobs", "policy_loss", "LossInputs"]
@@ -335,6 +334,7 @@ class Trainer:
             "response_length": float(np.mean([e.policy_tokens for e in eps])),
             "turns": float(np.mean([e.turns for e in eps])),
             "truncation_rate": float(np.mean([e.truncated for e in eps])),
+            "clipped_ratio": clipped_ratio(eps),  # TRL's: the share of turns the token limit cut
             "failure_rate": float(np.mean([e.errors > 0 for e in eps])),
             "tool_call_rate": float(np.mean([e.info.get("tool_calls", max(0, e.turns - 1)) > 0 for e in eps])),
             "frac_reward_zero_std": float(np.mean(zero)),
@@ -536,8 +536,8 @@ class Trainer:
         return stats
 
     def train(self) -> list[dict[str, float]]:
-        """The run: the steps the schedule asks for (from a resumed step, if any), a checkpoint
-        every ``save_every`` steps, then the final checkpoint and model (``out_dir/final``)."""
+        """The run: the schedule's steps (from a resumed one), a checkpoint every ``save_every``
+        steps and after the last (none if 0), then ``out_dir/final`` (unless ``save_final=False``)."""
         from tqdm import tqdm
 
         cfg = self.cfg
@@ -554,8 +554,10 @@ class Trainer:
                 self.save_checkpoint()  # after the last step, the final one below
         bar.close()
         self.schedule.end(self)
-        self.save_checkpoint()
-        self.save_model(self.out / "final")
+        if cfg.save_every:  # only what was asked for: a checkpoint is the weights + AdamW's state
+            self.save_checkpoint()
+        if cfg.save_final:
+            self.save_model(self.out / "final")
         return self.history
 
     # ------------------------------------------------------------------ persistence (checkpoints.py)

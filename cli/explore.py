@@ -4,14 +4,15 @@
 (``SolverTool-v0``: of each task), its knobs and other keywords, all derived by the registry from
 the problems and modes (:func:`solvergym.registry.listing`); ``sample`` one observation of an env (and with ``--solution`` the oracle's answer
 and the instance); ``demo`` the oracle and random agents over every env
-(:func:`solvergym.evaluation.episodes.run_episodes`), then a short GRPO run of the embedded model
-through ``solvergym train``. ``list`` and ``sample`` load no trainer (neither accelerate nor
-transformers: :mod:`.train` imports the trainer only when a run starts).
+(:func:`solvergym.evaluation.episodes.run_episodes`), then a short SFT warm-up and GRPO run of the
+embedded model with its reward before and after (:mod:`.demo`). ``list`` and ``sample`` load no
+trainer (neither accelerate nor transformers: :mod:`.demo` is imported only when the demo trains).
 """
 from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import gymnasium as gym
 
@@ -19,9 +20,8 @@ from ..agents import OracleAgent, RandomAgent
 from ..agents.scripted import oracle_action
 from ..evaluation.episodes import run_episodes
 from ..evaluation.tables import format_table
-from ..registry import env_ids, get_entry, listing
-from . import train
-from .args import env_kwargs
+from ..registry import env_ids, listing, resolve_env_id
+from .args import env_id, env_kwargs
 
 __all__ = ["add_parser", "cmd_list", "cmd_sample", "cmd_demo"]
 
@@ -33,11 +33,14 @@ DEMO_COLUMNS = [("env_id", "env", "s"), ("agent", "agent", "s"), ("episodes", "e
 
 def cmd_list(args) -> int:
     rows = listing()
+    if args.env_ids:
+        wanted = [env_id(i, "list") for i in args.env_ids]
+        rows = [row for i in wanted for row in rows if row["id"] == i]
     if args.json:
         print(json.dumps(rows, indent=1, default=str))
         return 0
     for row in rows:
-        print(f"{row['id']}   ({row['paper']})\n    {row['description']}")
+        print(f"{row['id']}" + (f"   ({row['paper']})" if row["paper"] else "") + f"\n    {row['description']}")
         for key, names in row["components"].items():
             print(f"    rewards ({key}): {', '.join(names)}")
         print(f"    knobs: {json.dumps(row['knobs'], default=str)}"
@@ -45,13 +48,27 @@ def cmd_list(args) -> int:
     return 0
 
 
+def compact_json(obj: Any, indent: int = 1, level: int = 0) -> str:
+    """``obj`` as JSON with objects indented and every list of scalars on one line (an instance's
+    clauses, grids and vectors stay readable: ``json.dumps(indent=...)`` puts each number on a line
+    of its own); a list of lists puts each inner list on its own line."""
+    pad, inner = " " * (indent * level), " " * (indent * (level + 1))
+    if isinstance(obj, dict) and obj:
+        items = [f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {compact_json(v, indent, level + 1)}"
+                 for k, v in obj.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(obj, (list, tuple)) and any(isinstance(x, (dict, list, tuple)) for x in obj):
+        return "[\n" + ",\n".join(inner + compact_json(x, indent, level + 1) for x in obj) + "\n" + pad + "]"
+    return json.dumps(obj, ensure_ascii=False, default=str)
+
+
 def cmd_sample(args) -> int:
     try:
-        get_entry(args.env_id)
-    except KeyError as e:
-        print(e.args[0], file=sys.stderr)
+        name = resolve_env_id(args.env_id)
+    except ValueError as e:
+        print(f"sample: {e}", file=sys.stderr)
         return 2
-    env = gym.make(args.env_id, **env_kwargs(args.kwargs, "--kwargs"))
+    env = gym.make(name, **env_kwargs(args.kwargs, "--kwargs"))
     obs, info = env.reset(seed=args.seed)
     print(obs, end="" if obs.endswith("\n") else "\n")
     if args.solution:
@@ -59,7 +76,7 @@ def cmd_sample(args) -> int:
         print("\n--- solution ---")
         print(oracle_action(env, obs))
         print("\n--- instance ---")
-        print(json.dumps(inst.to_dict(), indent=1, ensure_ascii=False))
+        print(compact_json(inst.to_dict()))
     return 0
 
 
@@ -72,21 +89,25 @@ def cmd_demo(args) -> int:
     print(format_table(rows, DEMO_COLUMNS))
     if args.train_steps <= 0:
         return 0
-    print(f"\nGRPO on the embedded SmolLM2-135M-Instruct, SolverSAT-v0 at SATURN's first level (3,5,5), "
-          f"{args.train_steps} steps on the CPU:")
-    return train.run(["--algo", "grpo", "--env", "SolverSAT-v0", "--steps", str(args.train_steps),
-                      "--out", args.out, "--seed", str(args.seed), "--print-steps",
-                      "--set", "prompts_per_step=2", "group_size=4", "max_new_tokens=48", "lr=2e-5"])
+    from . import demo  # the trainer, transformers and accelerate: only when the demo trains
+
+    print(f"\nThe embedded SmolLM2-135M-Instruct on SolverSAT-v0 at SATURN's first level (3,5,5), on the CPU: "
+          f"a {demo.DEMO_WARMUP['conversations'] // demo.DEMO_WARMUP['batch_size']}-step SFT warm-up on the "
+          f"oracle's answers, then {args.train_steps} GRPO steps (cli/demo.py says why the warm-up):")
+    demo.run_demo(args.out, args.train_steps, seed=args.seed, save_model=args.save_model)
+    return 0
 
 
 def add_parser(sub) -> None:
     """Add ``list``, ``sample`` and ``demo`` to the ``solvergym`` subcommands."""
     ls = sub.add_parser("list", help="environment ids, descriptions, reward components per mode, knobs and keywords")
+    ls.add_argument("env_ids", nargs="*", metavar="ENV_ID",
+                    help="only these ids (a family of your own: with --import MODULE, or as MODULE:ENV-ID)")
     ls.add_argument("--json", action="store_true", help="print the listing as JSON")
     ls.set_defaults(fn=cmd_list)
 
     s = sub.add_parser("sample", help="print one observation of an env")
-    s.add_argument("env_id")
+    s.add_argument("env_id", help="an env id (solvergym list), or MODULE:ENV-ID for a family of your own")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--kwargs", nargs="*", metavar="KEY=VALUE", help="env kwargs, e.g. k=7 l=20 or a JSON object")
     s.add_argument("--solution", action="store_true", help="also print the ground truth")
@@ -96,5 +117,6 @@ def add_parser(sub) -> None:
     m.add_argument("--episodes", type=int, default=100)
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--train-steps", type=int, default=6, help="GRPO steps of the embedded model (0: skip)")
-    m.add_argument("--out", default="runs/demo", help="where the demo run writes its metrics, curve and model")
+    m.add_argument("--out", default="runs/demo", help="where the demo run writes its metrics and curve")
+    m.add_argument("--save-model", action="store_true", help="also save the trained model as OUT/final (540 MB)")
     m.set_defaults(fn=cmd_demo)

@@ -39,6 +39,8 @@ LOCAL_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
         "`solvergym train` only: torch and accelerate must not load for `solvergym list` or `sample`",
     ("solvergym.cli.train", "solvergym.algorithms.sft"):
         "`solvergym sft` only: torch and accelerate, as for `train`",
+    ("solvergym.cli.explore", "solvergym.cli.demo"):
+        "`solvergym demo` with training steps only: the demo's trainer, torch and transformers, as for `train`",
     ("solvergym.benchmarks.train_speed", "solvergym.algorithms.trainer"):
         "torch only in the worker that runs solvergym's trainer: the parent process and the TRL worker do without it",
     ("solvergym.benchmarks.learning", "solvergym.algorithms.trainer"):

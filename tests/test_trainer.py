@@ -375,7 +375,7 @@ def test_epochs_over_a_split_with_validation_and_the_best_checkpoint(tmp_path):
     # each epoch visits every instance once, in a seeded order of its own
     split = trainer.schedule.split
     assert sorted(split.order(0)) == list(range(16)) and list(split.order(0)) != list(split.order(1))
-    shutil.rmtree(tmp_path / "run")  # ~2.7 GB of checkpoint and models: not kept for pytest's last runs
+    shutil.rmtree(tmp_path / "run")  # GBs of checkpoints and models: not kept for pytest's last runs
 
 
 @pytest.mark.slow

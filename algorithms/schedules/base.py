@@ -9,7 +9,7 @@ on and when the run is over, validating the policy on the way when it is due::
                                                  # each round), the update, schedule.after_step, the row
         step = schedule.next(trainer)
         # a checkpoint every save_every steps, with schedule.state()
-    schedule.end(trainer)                        # then the final checkpoint and model
+    schedule.end(trainer)                        # then a checkpoint (save_every > 0), the model (save_final)
 
 A schedule's :meth:`~Schedule.state` goes in every checkpoint (``trainer_state.json``, beside the
 step and the data position) and comes back through :meth:`~Schedule.load_state` on resume, so that
