@@ -220,8 +220,10 @@ def modes(env_id: str) -> tuple[str, ...]:
 
 
 def tool_tasks() -> list[str]:
-    """Every registered problem with a tool mode (``SolverTool-v0(task=...)``)."""
-    return [name for name in sorted(problem.PROBLEMS) if getattr(problem.get_problem(name), "tool", None)]
+    """Every registered problem with a tool mode (``SolverTool-v0(task=...)``): a ``tool``
+    capability that names at least one solver (one without is refused by the env)."""
+    tools = {name: getattr(problem.get_problem(name), "tool", None) for name in sorted(problem.PROBLEMS)}
+    return [name for name, tool in tools.items() if tool is not None and getattr(tool, "solvers", None)]
 
 
 def _problem_of(env_id: str) -> str:
