@@ -212,6 +212,11 @@ class TrainConfig:
     dynamic_sampling: bool = field(default=False, metadata={"group": "dapo", "help": (
         "DAPO §3.2: groups whose rewards are all equal (no GRPO signal) are dropped and more are "
         "generated, up to max_gen_batches rounds.")})
+    filter_groups_metric: str = field(default="acc", metadata={"group": "dapo", "help": (
+        "What dynamic sampling's filter compares within a group (DAPO eq. 11; verl's "
+        "algorithm.filter_groups.metric): \"acc\" keeps a group when some but not all of its episodes are "
+        "correct; \"reward\" when the shaped reward varies (the overlong penalty included, so length alone "
+        "can keep an all-wrong group); or a reward component's name.")})
     max_gen_batches: int = field(default=4, metadata={"group": "dapo", "help": (
         "Generation rounds per step under dynamic sampling; after them the step warns and trains on the "
         "groups it has.")})
@@ -293,6 +298,9 @@ class TrainConfig:
                 close = difflib.get_close_matches(str(getattr(self, name)), allowed, n=1, cutoff=0.6)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}{hint}")
+        if not isinstance(self.filter_groups_metric, str) or not self.filter_groups_metric:
+            raise ValueError(f"filter_groups_metric must be 'acc', 'reward' or a reward component's name, "
+                             f"got {self.filter_groups_metric!r}")
         if self.partial_kl not in (None, "paper", "code"):
             raise ValueError(f"partial_kl must be None, 'paper' or 'code', got {self.partial_kl!r}")
         if self.ratio == "sequence" and (self.advantage != "grpo" or self.turn_credit):

@@ -98,7 +98,9 @@ PRESET_TABLE: dict[str, Preset] = {
         "lr": (1e-6, "Table 8: learning rate 1e-6"),
         "group_size": (8, "Table 8: DAPO group size (rollout.n) 8"),
         "temperature": (1.0, "Table 8: temperature 1.0"),
-        "dynamic_sampling": (True, "§3.4: 'Decoupled Clip and Dynamic Sampling Policy Optimization'"),
+        "dynamic_sampling": (True, "§3.4 names DAPO ('Decoupled Clip and Dynamic Sampling Policy "
+                             "Optimization'), Table 8 lists no filter setting: inferred from the name"),
+        "filter_groups_metric": ("acc", "DAPO eq. 11 (the filter of the algorithm §3.4 names): 0 < #correct < G"),
         "overlong": (False, "not in the paper"),
     }, {
         "prompts_per_step": (128, "Table 8: train batch size 128"),
@@ -118,6 +120,7 @@ PRESET_TABLE: dict[str, Preset] = {
         "group_size": (16, "DAPO §4.1: 16 responses per prompt"),
         "temperature": (1.0, "verl recipe run_dapo_qwen2.5_32b.sh: temperature 1.0"),
         "dynamic_sampling": (True, "DAPO §3.2: dynamic sampling"),
+        "filter_groups_metric": ("acc", "DAPO eq. 11: 0 < #{o_i equivalent to a} < G"),
         "overlong": (True, "DAPO §3.4 eq. 13: soft overlong punishment"),
     }, {
         "prompts_per_step": (512, "DAPO §4.1: 512 prompts per step"),

@@ -23,8 +23,10 @@ from solvergym.algorithms.trainer import LossInputs, Trainer, policy_loss, token
 from solvergym.envs.logic_steps.problem import format_answer  # noqa: E402
 
 toy_env.register()
+# the toy env has no right answer, only a share (its "correct" component): DAPO's filter looks at that
 TINY = dict(env="TestLetter-v0", env_kwargs={"turns": 2}, steps=1, prompts_per_step=2, group_size=2,
-            max_new_tokens=8, max_total_tokens=512, micro_batch_size=8, lr=1e-4, progress=False)
+            max_new_tokens=8, max_total_tokens=512, micro_batch_size=8, lr=1e-4, progress=False,
+            filter_groups_metric="correct")
 
 
 def snapshot(model):
