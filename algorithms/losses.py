@@ -27,10 +27,12 @@ multiply by ``W``; the trainer does.)
 """
 from __future__ import annotations
 
+import math
+
 import torch
 
 __all__ = ["clipped_surrogate", "sequence_clipped_surrogate", "aggregate", "AGG_MODES", "masked_mean",
-           "MAX_SEQUENCE_LOG_RATIO"]
+           "MAX_SEQUENCE_LOG_RATIO", "bounded_ratio"]
 
 AGG_MODES = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm")
 
@@ -45,11 +47,14 @@ def clipped_surrogate(
     dual_clip: float | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-token clipped policy loss and a 0/1 tensor marking where the clip was active."""
-    ratio = torch.exp(logp - old_logp)
+    return _clipped_loss(torch.exp(logp - old_logp), advantages, eps_low, eps_high, dual_clip)
+
+
+def _clipped_loss(ratio, advantages, eps_low, eps_high, dual_clip) -> tuple[torch.Tensor, torch.Tensor]:
     unclipped = -advantages * ratio
     clipped = -advantages * torch.clamp(ratio, 1.0 - eps_low, 1.0 + eps_high)
     loss = torch.maximum(unclipped, clipped)
-    was_clipped = (clipped > unclipped).to(logp.dtype)
+    was_clipped = (clipped > unclipped).to(ratio.dtype)
     if dual_clip is not None:
         if dual_clip <= 1.0:
             raise ValueError(f"dual_clip c must be > 1, got {dual_clip}")
@@ -60,9 +65,20 @@ def clipped_surrogate(
     return loss, was_clipped
 
 
-#: |log rho_i| is clamped here before exp (exp(20) ~ 5e8): past it the clip or the dual clip
-#: already decides the loss, and the product over hundreds of tokens would overflow
+#: above this sequence log-ratio, rho_i = exp(log rho_i) continues as its tangent line (exp(20) ~ 5e8):
+#: the product over hundreds of tokens would otherwise overflow
 MAX_SEQUENCE_LOG_RATIO = 20.0
+
+
+def bounded_ratio(log_ratio: torch.Tensor) -> torch.Tensor:
+    """exp(log_ratio) up to :data:`MAX_SEQUENCE_LOG_RATIO` M, then exp(M) (1 + log_ratio - M):
+    the same value and gradient up to M, past it a gradient of eq. 2's sign and magnitude exp(M).
+    A clamp there made the gradient exactly 0: with A < 0 and no dual clip, Spring eq. 2's
+    unclipped term decides the loss, and its gradient at log-ratio 21 is 1.3e9 A, not 0. Below
+    there is no bound: exp underflows to 0 as eq. 2's ratio does."""
+    m = MAX_SEQUENCE_LOG_RATIO
+    tangent = math.exp(m) * (1.0 + (log_ratio - m))
+    return torch.where(log_ratio > m, tangent, torch.exp(torch.clamp(log_ratio, max=m)))
 
 
 def sequence_clipped_surrogate(
@@ -78,12 +94,11 @@ def sequence_clipped_surrogate(
     """The clipped surrogate with one ratio per sequence (Spring eq. 2; module docstring), as
     ``(N, T)`` tensors: each policy token holds its sequence's loss and clip flag. The sequence's
     advantage is the mean of ``advantages`` over its policy tokens (one value per sequence with
-    episode credit)."""
+    episode credit); the ratio is :func:`bounded_ratio` of the summed log-ratio."""
     m = mask.to(logp.dtype)
-    log_ratio = ((logp - old_logp) * m).sum(dim=1).clamp(-MAX_SEQUENCE_LOG_RATIO, MAX_SEQUENCE_LOG_RATIO)
+    log_ratio = ((logp - old_logp) * m).sum(dim=1)
     adv = (advantages * m).sum(dim=1) / m.sum(dim=1).clamp(min=1)
-    loss, clipped = clipped_surrogate(log_ratio, torch.zeros_like(log_ratio), adv, eps_low=eps_low,
-                                      eps_high=eps_high, dual_clip=dual_clip)
+    loss, clipped = _clipped_loss(bounded_ratio(log_ratio), adv, eps_low, eps_high, dual_clip)
     return loss[:, None] * m, clipped[:, None] * m
 
 
