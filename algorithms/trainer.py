@@ -4,9 +4,9 @@ Read top to bottom, one iteration is:
 
 1. ``collect``: rollouts of ``prompts_per_step`` instances x ``group_size`` samples (each process
    runs its share; groups stay whole), DAPO's soft overlong punishment added to the rewards (per
-   turn, at each turn's last token), and with dynamic sampling, groups whose rewards are all equal
-   dropped and more generated (up to ``max_gen_batches`` rounds; then it warns and trains on what
-   it has).
+   turn, at each turn's last token), and with dynamic sampling, groups all correct or all wrong
+   (DAPO eq. 11; ``filter_groups_metric``) dropped and more generated (up to ``max_gen_batches``
+   rounds; then it warns and trains on what it has).
 2. ``update``: old log-probs (and reference log-probs when beta > 0) recomputed on the batch,
    advantages (GRPO or REINFORCE++ over the *global* batch; ``credit``: the episode's reward for
    every token, or each turn's reward for its own and the earlier tokens), then ``ppo_epochs`` passes of
@@ -46,8 +46,8 @@ from .advantages import (
 )
 from .checkpoints import MetricsLog, latest_checkpoint, read_checkpoint, write_checkpoint
 from .config import TrainConfig
-from .dapo import group_has_signal, overlong_penalty
-from .kl import kl_estimate
+from .dapo import filter_groups, overlong_penalty
+from .kl import kl_estimate, kl_means, warn_if_clamp_hides
 from .losses import aggregate, clipped_surrogate, masked_mean, sequence_clipped_surrogate
 from .partial_kl import partial_kl_mask
 from .rollout import RolloutBatch, clipped_ratio, collate, rollout
@@ -128,7 +128,7 @@ def policy_loss(logp: torch.Tensor, inp: LossInputs, cfg: TrainConfig, normalize
     if cfg.kl_coef > 0 and cfg.kl_in == "loss" and inp.ref_logp is not None:
         kl = kl_estimate(logp, inp.ref_logp, cfg.kl_estimator)
         per_token = per_token + cfg.kl_coef * kl * inp.kl_mask.to(kl.dtype)
-        stats["kl"] = masked_mean(kl.detach(), inp.kl_mask).item()
+        stats["kl"], stats["kl_unclamped"] = kl_means(logp, inp.ref_logp, cfg.kl_estimator, inp.kl_mask)
     loss = aggregate(per_token, inp.loss_mask, cfg.loss_agg, normalizer)
     return loss, stats
 
@@ -244,6 +244,7 @@ class Trainer:
             self.policy.sync_weights(self.unwrapped)
         kept: list = []
         generated: list = []
+        dropped: dict[str, int] = {}
         rounds = cfg.max_gen_batches if cfg.dynamic_sampling and instances is None else 1
         for r in range(rounds):
             need = self.local_groups - len(kept) // cfg.group_size
@@ -257,7 +258,8 @@ class Trainer:
                               instances=self._local(drawn))
                 self._shape_rewards(eps)
                 generated += eps
-                kept += self._keep(eps) if cfg.dynamic_sampling else eps
+                kept += (filter_groups(eps, cfg.group_size, cfg.filter_groups_metric, dropped)
+                         if cfg.dynamic_sampling else eps)
             self.data_pos += cfg.prompts_per_step
             deficit = self.reduce_sum(torch.tensor([float(max(0, self.local_groups - len(kept) // cfg.group_size))]))
             if deficit.item() == 0:
@@ -268,14 +270,20 @@ class Trainer:
             t = torch.tensor([float(groups)], device=self.acc.device)
             common = int(self.acc.gather(t).min().item())
         if cfg.dynamic_sampling and common < self.local_groups:
-            warnings.warn(f"dynamic sampling: {common} of {self.local_groups} groups with reward variance after "
-                          f"{rounds} generation rounds; training on what there is", RuntimeWarning, stacklevel=2)
+            warnings.warn(f"dynamic sampling: {common} of {self.local_groups} groups kept by the filter "
+                          f"({cfg.filter_groups_metric}; dropped: {dropped}) after {rounds} generation rounds; "
+                          "training on what there is", RuntimeWarning, stacklevel=2)
         kept = kept[: common * cfg.group_size]
         # renumber groups 0..k-1 so that group ids are unique within the batch
         for i, ep in enumerate(kept):
             ep.group = i // cfg.group_size
         stats = self._rollout_stats(generated)
         stats["groups_trained"] = float(common)
+        if cfg.dynamic_sampling:  # the share of generated groups the filter dropped, and why
+            n_groups = max(1, len(generated) // cfg.group_size)
+            stats["filter_dropped"] = sum(dropped.values()) / n_groups
+            for why, n in dropped.items():
+                stats[f"filter_dropped/{why}"] = n / n_groups
         if not kept:
             return None, stats
         batch = collate(kept, pad_id=self.tokenizer.pad_token_id,
@@ -310,16 +318,6 @@ class Trainer:
             for end, p in zip(ends, pen):
                 ep.step_rewards.append((end, p))
             ep.components["overlong"] = float(sum(pen))
-
-    def _keep(self, episodes) -> list:
-        g = self.cfg.group_size
-        out = []
-        for k in range(0, len(episodes), g):
-            grp = episodes[k:k + g]
-            r = torch.tensor([e.reward for e in grp])
-            if group_has_signal(r, torch.zeros(len(grp), dtype=torch.long))[0]:
-                out += grp
-        return out
 
     def _rollout_stats(self, eps) -> dict[str, float]:
         g = self.cfg.group_size
@@ -463,7 +461,7 @@ class Trainer:
         kl_mask = partial_kl_mask(batch.loss_mask, batch.section_masks, cfg.partial_kl, cfg.partial_kl_tags)
         adv = self.advantages(batch, old_logp, ref_logp, kl_mask)
         self.model.train()
-        stats: dict[str, list[float]] = {"loss": [], "clip_frac": [], "kl": [], "grad_norm": []}
+        stats: dict[str, list[float]] = {"loss": [], "clip_frac": [], "kl": [], "kl_unclamped": [], "grad_norm": []}
         gen = torch.Generator().manual_seed(self._seed(3, self.step))
         n = len(batch)
         recomputed = self._recompute_old()
@@ -496,8 +494,8 @@ class Trainer:
                         self.acc.backward(loss * self.world)
                         total += loss.item()
                         stats["clip_frac"].append(st["clip_frac"])
-                        if "kl" in st:
-                            stats["kl"].append(st["kl"])
+                        for k in ("kl", "kl_unclamped"):
+                            stats[k] += [st[k]] if k in st else []
                 gn = self.acc.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm) if cfg.max_grad_norm else None
                 self.optimizer.step()
                 self.scheduler.step()
@@ -508,7 +506,9 @@ class Trainer:
         out = {k: float(np.mean(v)) for k, v in stats.items() if v}
         out["entropy"] = masked_mean(entropy, batch.loss_mask).item()
         if ref_logp is not None and "kl" not in out:
-            out["kl"] = masked_mean(kl_estimate(old_logp, ref_logp, cfg.kl_estimator), kl_mask).item()
+            out["kl"], out["kl_unclamped"] = kl_means(old_logp, ref_logp, cfg.kl_estimator, kl_mask)
+        if "kl" in out:
+            warn_if_clamp_hides(out["kl"], out["kl_unclamped"])
         out["lr"] = self.scheduler.get_last_lr()[0]
         out["policy_tokens"] = float(self.reduce_sum(batch.loss_mask.sum().float().reshape(1)).item())
         return out
