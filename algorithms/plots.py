@@ -3,8 +3,11 @@ draws the trainer's ``metrics.jsonl``.
 
 Next to the trainer because it reads what the trainer writes: one row per step (``reward``, the
 ``reward/<component>`` means, ``accuracy``, ``response_length``) and, with a validation split, the
-validation rows (``val_accuracy``, ``val_best_step``). matplotlib is imported when a plot is drawn,
-with the Agg backend (no display needed).
+validation rows (``val_accuracy``, ``val_best_step``). Two more panels say why a run went as it
+did (:data:`HEALTH`): the shares of a step (groups with equal rewards, groups the DAPO filter
+dropped, turns the token limit cut, episodes out of turns) and the policy's entropy with the KL,
+clamped and unclamped. matplotlib is imported when a plot is drawn, with the Agg backend (no
+display needed).
 """
 from __future__ import annotations
 
@@ -12,7 +15,19 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["read_metrics", "plot_run"]
+__all__ = ["read_metrics", "plot_run", "health_series", "HEALTH"]
+
+#: the health panels: title -> the metrics rows' keys drawn there (each where a run logged it)
+HEALTH = {
+    "shares per step": ("frac_reward_zero_std", "filter_dropped", "filter_dropped/all_correct",
+                        "filter_dropped/none_correct", "clipped_ratio", "truncation_rate"),
+    "entropy and KL": ("entropy", "kl", "kl_unclamped"),
+}
+
+
+def health_series(rows: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Per health panel, the keys of :data:`HEALTH` that some row of ``rows`` has."""
+    return {title: [k for k in keys if any(k in r for r in rows)] for title, keys in HEALTH.items()}
 
 
 def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
@@ -24,8 +39,9 @@ def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
 
 
 def plot_run(run_dir: str | Path, out: str | Path | None = None, title: str | None = None) -> Path:
-    """Reward (mean and each component), accuracy (train, and validation with ``--eval-data``) and
-    response length against the step; PNG at ``out`` (default ``run_dir/curves.png``), returned."""
+    """Reward (mean and each component), accuracy (train, and validation with ``--eval-data``),
+    response length and the two health panels against the step; PNG at ``out`` (default
+    ``run_dir/curves.png``), returned."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -37,7 +53,7 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None, title: str | No
     if not rows:
         raise ValueError(f"{run_dir}/metrics.jsonl has no reward entries")
     steps = [r["step"] for r in rows]
-    fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
+    fig, axes = plt.subplots(1, 5, figsize=(23, 3.8))
     axes[0].plot(steps, [r["reward"] for r in rows], label="reward", lw=2, color="black")
     for key in sorted({k for r in rows for k in r if k.startswith("reward/")}):
         axes[0].plot(steps, [r.get(key, float("nan")) for r in rows], label=key[7:], lw=1)
@@ -56,6 +72,14 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None, title: str | No
     axes[1].set_ylim(-0.02, 1.02)
     axes[2].plot(steps, [r.get("response_length", float("nan")) for r in rows], color="tab:orange")
     axes[2].set_title("policy tokens per episode")
+    for ax, (title, keys) in zip(axes[3:], health_series(rows).items()):
+        for key in keys:
+            ax.plot(steps, [r.get(key, float("nan")) for r in rows], label=key, lw=1)
+        if keys:
+            ax.legend(fontsize=8)
+        if title == "entropy and KL":
+            ax.set_yscale("symlog", linthresh=1e-3)  # the unclamped KL can be 1e5 times the clamped
+        ax.set_title(title)
     for ax in axes:
         ax.set_xlabel("step")
         ax.grid(alpha=0.3)
