@@ -48,7 +48,9 @@ _NO_DAPO_EXTRAS: dict[str, Cited] = {
 
 PRESET_TABLE: dict[str, Preset] = {
     "saturn_grpo": Preset("SATURN", {
-        "advantage": ("grpo", "Table 8: advantage estimator GroupNorm"),
+        "advantage": ("grpo", "Table 8: advantage estimator GroupNorm (its 'use reward normalization: yes' is "
+                              "OpenRLHF's --reward.normalize_enable, a reward model's stored mean / std: a rule "
+                              "reward has none, GroupNorm normalises it)"),
         "adv_std": ("group", "Table 8: GroupNorm (OpenRLHF: the group's unbiased std)"),
         "ratio": ("token", "§2.4 eq. 3: r_{i,t}, a ratio per token"),
         "loss_agg": ("seq-mean-token-mean", "§2.4 eq. 3: 1/G sum_i 1/|o_i| sum_t"),
@@ -64,6 +66,8 @@ PRESET_TABLE: dict[str, Preset] = {
         **_NO_DAPO_EXTRAS,
     }, {
         "prompts_per_step": (2, "Table 8: batch size (rollout) 2"),
+        "mini_batches": (8, "Table 8: batch size (train) 2; OpenRLHF counts it in samples, so the 2 x 8 samples "
+                            "of a step make 8 optimizer steps"),
         "max_new_tokens": (10000, "Table 8: generation length 10000 (SATURN-1.5B)"),
         "max_total_tokens": (11024, "Table 8: prompt length 1024 + generation 10000"),
     }),
@@ -121,9 +125,15 @@ PRESET_TABLE: dict[str, Preset] = {
         "temperature": (1.0, "verl recipe run_dapo_qwen2.5_32b.sh: temperature 1.0"),
         "dynamic_sampling": (True, "DAPO §3.2: dynamic sampling"),
         "filter_groups_metric": ("acc", "DAPO eq. 11: 0 < #{o_i equivalent to a} < G"),
+        "weight_decay": (0.1, "verl recipe run_dapo_qwen2.5_32b.sh: optim.weight_decay=0.1"),
         "overlong": (True, "DAPO §3.4 eq. 13: soft overlong punishment"),
     }, {
         "prompts_per_step": (512, "DAPO §4.1: 512 prompts per step"),
+        "mini_batches": (16, "DAPO §4.1: 16 gradient updates per rollout step (verl recipe: ppo_mini_batch_size 32 "
+                             "of the 512 prompts)"),
+        "warmup_steps": (160, "DAPO §4.1: linear warm-up; verl recipe run_dapo_qwen2.5_32b.sh: lr_warmup_steps=10, "
+                              "steps of verl's scheduler, stepped once per training step, so 10 x 16 optimizer steps"),
+        "max_gen_batches": (10, "verl recipe run_dapo_qwen2.5_32b.sh: max_num_gen_batches=10 (generation rounds)"),
         "max_new_tokens": (20480, "DAPO §4.1: 20480 generated tokens at most"),
         "overlong_max_tokens": (20480, "DAPO §3.4: L_max 20480"),
         "overlong_cache_tokens": (4096, "DAPO §3.4: L_cache 4096"),
@@ -136,14 +146,16 @@ PRESET_TABLE: dict[str, Preset] = {
         "eps_high": (0.28, "Table 6: clip ratio high 0.28"),
         "dual_clip": (None, "not printed"),
         "kl_coef": (0.005, "Table 6: KL coefficient 0.005"),
-        "kl_estimator": ("k3_rho", "§3.2 eq. 5: rho - log rho - 1, rho = pi_theta / pi_ref"),
+        "kl_estimator": ("k3_rho", "§3.2 eq. 5: rho - log rho - 1, rho = pi_theta / pi_ref, in the reward (not "
+                                   "Table 6's low_var_kl, k3 = exp(-x) - 1 + x, listed for a KL loss it turns off)"),
         "kl_in": ("reward", "§3.2 eq. 4: r_t = reward - beta KL(j, t)"),
         "partial_kl": ("paper", "§3.2 eq. 5: KL on the model and code sections, j in {m-1, m}"),
         "lr": (1e-6, "Table 6: learning rate 1e-6"),
         "group_size": (8, "Table 6: 8 rollouts"),
-        "temperature": (0.5, "Table 7: sampling temperature 0.5 (the table does not say rollouts or evaluation)"),
-        "top_p": (0.9, "Table 7: top-p 0.9"),
-        "repetition_penalty": (1.02, "Table 7: repetition penalty 1.02"),
+        "temperature": (1.0, "not printed for rollouts: verl's default 1.0 (Table 7's 0.5 / top-p 0.9 / "
+                             "repetition penalty 1.02 with n = 1 is the evaluation's sampling, §11)"),
+        "eval_temperature": (0.5, "Table 7: evaluation sampling, n = 1, temperature 0.5 (and top-p 0.9, "
+                                  "repetition penalty 1.02)"),
         **_NO_DAPO_EXTRAS,
     }, {
         "prompts_per_step": (128, "Table 6: batch size 128"),

@@ -238,7 +238,7 @@ PRINTED = {
     "saturn_grpo": {  # SATURN App. D Table 8 (SATURN-1.5B) and §2.4 eq. 3
         "lr": 5e-7, "kl_coef": 1e-3, "group_size": 8, "temperature": 0.8, "kl_estimator": "k3",
         "advantage": "grpo", "loss_agg": "seq-mean-token-mean",
-        "scale": {"prompts_per_step": 2, "max_new_tokens": 10000},
+        "scale": {"prompts_per_step": 2, "mini_batches": 8, "max_new_tokens": 10000},
     },
     "spring_grpo": {  # Spring §4.4 eq. 2-3, §5.1(d)
         "group_size": 8, "temperature": 0.8, "kl_coef": 0.01, "adv_std": "group_population", "ratio": "sequence",
@@ -251,13 +251,14 @@ PRINTED = {
     },
     "dapo_paper": {  # DAPO §2.3, §3.1-3.4, §4.1
         "eps_low": 0.2, "eps_high": 0.28, "kl_coef": 0.0, "lr": 1e-6, "group_size": 16, "loss_agg": "token-mean",
-        "dynamic_sampling": True, "overlong": True,
-        "scale": {"prompts_per_step": 512, "overlong_max_tokens": 20480, "overlong_cache_tokens": 4096},
+        "dynamic_sampling": True, "overlong": True, "filter_groups_metric": "acc", "weight_decay": 0.1,
+        "scale": {"prompts_per_step": 512, "overlong_max_tokens": 20480, "overlong_cache_tokens": 4096,
+                  "mini_batches": 16, "warmup_steps": 160, "max_gen_batches": 10},
     },
     "sirl_reinforce_pp": {  # SIRL §3.2 eq. 4-5, Tables 6-7
         "advantage": "reinforce_pp", "lr": 1e-6, "eps_low": 0.2, "eps_high": 0.28, "kl_coef": 0.005,
         "kl_estimator": "k3_rho", "kl_in": "reward", "partial_kl": "paper", "group_size": 8,
-        "temperature": 0.5, "top_p": 0.9, "repetition_penalty": 1.02,
+        "temperature": 1.0, "top_p": 1.0, "repetition_penalty": 1.0, "eval_temperature": 0.5,
         "scale": {"prompts_per_step": 128, "max_new_tokens": 8192, "micro_batch_size": 4},
     },
     "sirl_reinforce_pp_code": {  # SIRL's run_partialKL.sh and ray_trainer.py
