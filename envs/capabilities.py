@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .equivalence import AUXILIARY, DEFAULT_TIMEOUT_MS, EquivalenceVerdict, Truth, check_equivalence
+from .equivalence import AUXILIARY, DEFAULT_TIMEOUT_MS, EQUIVALENCE_RULES, EquivalenceVerdict, Truth, check_equivalence
 from .instance import Instance
 from .parsing import fenced_blocks, is_final_answer
 from .problem import Gold, Problem, Verdict
@@ -34,7 +34,8 @@ __all__ = ["ToolCapability", "StepCapability", "StepSession", "Outcome", "EQUIVA
 
 #: the ``equivalence`` reward's settings: Z3's budget per check, and how a program variable that
 #: aligns with no instance variable is read (``"reject"``: SAT-RL's aligned variables; ``"exists"``)
-EQUIVALENCE_SETTINGS: dict[str, Any] = {"equivalence_timeout_ms": DEFAULT_TIMEOUT_MS, "auxiliary": "reject"}
+EQUIVALENCE_SETTINGS: dict[str, Any] = {"equivalence_timeout_ms": DEFAULT_TIMEOUT_MS, "auxiliary": "reject",
+                                         "equivalence_rule": "exact"}
 
 
 @dataclass
@@ -99,6 +100,8 @@ class ToolCapability:
         out = check_capability_settings(f"{cls.__name__}", cls.settings_defaults(), settings)
         if "equivalence" in cls.rewards and out["auxiliary"] not in AUXILIARY:
             raise ValueError(f"auxiliary must be 'reject' or 'exists', got {out['auxiliary']!r}")
+        if "equivalence" in cls.rewards and out["equivalence_rule"] not in EQUIVALENCE_RULES:
+            raise ValueError(f"equivalence_rule must be one of {EQUIVALENCE_RULES}, got {out['equivalence_rule']!r}")
         return out
 
     @property
@@ -155,7 +158,7 @@ class ToolCapability:
         if truth is None:
             return EquivalenceVerdict("unsupported", f"task {self.problem.name!r} has no Boolean ground truth")
         return check_equivalence(formula, truth, timeout_ms=int(self.settings["equivalence_timeout_ms"]),
-                                 auxiliary=self.settings["auxiliary"])
+                                 auxiliary=self.settings["auxiliary"], rule=self.settings["equivalence_rule"])
 
     # -- for agents --------------------------------------------------------------------------------
     def gold(self, instance: Instance) -> Gold:

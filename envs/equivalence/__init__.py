@@ -5,8 +5,8 @@
     verdict = check_equivalence(result.formula, Truth(clauses, names, align), timeout_ms=5000)
     verdict.equivalent, verdict.status, verdict.reason
 """
-from .check import AUXILIARY, DEFAULT_TIMEOUT_MS, EquivalenceVerdict, Truth, check_equivalence
+from .check import AUXILIARY, DEFAULT_TIMEOUT_MS, EQUIVALENCE_RULES, EquivalenceVerdict, Truth, check_equivalence
 from .formulas import MAX_DEPTH, MAX_NODES, FormulaError, FormulaTooLarge, formula_size, formula_to_z3
 
-__all__ = ["AUXILIARY", "DEFAULT_TIMEOUT_MS", "EquivalenceVerdict", "Truth", "check_equivalence", "MAX_DEPTH",
+__all__ = ["AUXILIARY", "DEFAULT_TIMEOUT_MS", "EQUIVALENCE_RULES", "EquivalenceVerdict", "Truth", "check_equivalence", "MAX_DEPTH",
            "MAX_NODES", "FormulaError", "FormulaTooLarge", "formula_size", "formula_to_z3"]

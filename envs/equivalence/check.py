@@ -15,6 +15,16 @@ program right). An integer variable aligned with a Boolean one reads 1 as true a
 
 Every failure is a verdict with a reason, never an exception. Parsing, the walk that collects
 the formula's variables and the Z3 call share ``timeout_ms`` (past it: ``timeout``).
+
+**Score** (``verdict.score``, what the reward pays times its weight). ``rule="exact"`` (the
+default, SAT-RL's): 1 when equivalent, else 0. ``rule="partial"`` is a deviation from SAT-RL, a
+dense signal for small models: the share of the true clauses the program's formula implies
+(F_pred |= C) minus the share of its top-level conjuncts the truth does not imply (F_truth |/= D):
+1 exactly when equivalent (all true clauses implied, every conjunct implied by the truth), 0 for
+an empty program's ``True``, down to -1 for a formula of only false parts. A check Z3 cannot
+decide in the time left counts against the program (an unknown clause is not implied, an
+unknown part is false), so a timeout never pays. A verdict other than ``equivalent`` /
+``not_equivalent`` scores 0 under either rule.
 """
 from __future__ import annotations
 
@@ -23,11 +33,14 @@ from typing import Any, Callable
 
 from .formulas import Deadline, FormulaError, FormulaTooLarge, OutOfTime, formula_to_z3, z3_context
 
-__all__ = ["Truth", "EquivalenceVerdict", "check_equivalence", "DEFAULT_TIMEOUT_MS", "AUXILIARY"]
+__all__ = ["Truth", "EquivalenceVerdict", "check_equivalence", "DEFAULT_TIMEOUT_MS", "AUXILIARY",
+           "EQUIVALENCE_RULES"]
 
 DEFAULT_TIMEOUT_MS = 5000
 #: how a program variable that aligns with no instance variable is read (module docstring)
 AUXILIARY = ("reject", "exists")
+#: how a verdict becomes a score (module docstring): SAT-RL's all-or-nothing, or the clause shares
+EQUIVALENCE_RULES = ("exact", "partial")
 
 
 @dataclass
@@ -53,28 +66,45 @@ class EquivalenceVerdict:
     aligned: dict[str, str] = field(default_factory=dict)
     counterexample: dict[str, bool] | None = None
     solver: str | None = None
+    #: rule="partial": the true clauses implied and the parts the truth does not imply, as [n, of]
+    partial: dict[str, list[int]] | None = None
+    #: rule="partial"'s score; None under "exact" (see :attr:`score`)
+    partial_score: float | None = None
 
     @property
     def equivalent(self) -> bool:
         return self.status == "equivalent"
 
+    @property
+    def score(self) -> float:
+        """What the ``equivalence`` reward pays, before its weight (module docstring)."""
+        if self.partial_score is not None:
+            return self.partial_score
+        return 1.0 if self.equivalent else 0.0
+
     def to_dict(self) -> dict[str, Any]:
-        return {"equivalent": self.equivalent, "status": self.status, "reason": self.reason,
-                "aligned": dict(self.aligned), "counterexample": self.counterexample, "solver": self.solver}
+        out = {"equivalent": self.equivalent, "status": self.status, "reason": self.reason,
+               "aligned": dict(self.aligned), "counterexample": self.counterexample, "solver": self.solver}
+        if self.partial is not None:
+            out |= {"partial": dict(self.partial), "score": self.score}
+        return out
 
 
 def check_equivalence(formula: dict | None, truth: Truth, *, timeout_ms: int = DEFAULT_TIMEOUT_MS,
-                      auxiliary: str = "reject") -> EquivalenceVerdict:
+                      auxiliary: str = "reject", rule: str = "exact") -> EquivalenceVerdict:
     """SAT-RL §3.4: ``F_truth <-> F_pred`` iff ``(F_pred & !F_truth) | (!F_pred & F_truth)`` is
-    unsatisfiable (Z3, at most ``timeout_ms``). See the module docstring for alignment."""
+    unsatisfiable (Z3, at most ``timeout_ms``). See the module docstring for alignment and for
+    ``rule``."""
     if auxiliary not in AUXILIARY:
         raise ValueError(f"auxiliary must be 'reject' or 'exists', got {auxiliary!r}")
+    if rule not in EQUIVALENCE_RULES:
+        raise ValueError(f"equivalence_rule must be one of {EQUIVALENCE_RULES}, got {rule!r}")
     solver_name = formula.get("solver") if isinstance(formula, dict) else None
     if not formula:
         return EquivalenceVerdict("no_formula", "no formula was captured: the program made no solve/check call")
     deadline = Deadline(timeout_ms if timeout_ms and timeout_ms > 0 else None)
     try:
-        return _check(formula, truth, deadline, auxiliary, solver_name)
+        return _check(formula, truth, deadline, auxiliary, solver_name, rule)
     except OutOfTime:
         return EquivalenceVerdict("timeout", f"the equivalence check ran out of its {timeout_ms} ms",
                                   solver=solver_name)
@@ -87,7 +117,7 @@ def check_equivalence(formula: dict | None, truth: Truth, *, timeout_ms: int = D
                                   solver=solver_name)
 
 
-def _check(formula, truth: Truth, deadline: Deadline, auxiliary, solver_name) -> EquivalenceVerdict:
+def _check(formula, truth: Truth, deadline: Deadline, auxiliary, solver_name, rule="exact") -> EquivalenceVerdict:
     import z3  # lazy: z3 (~50 ms to import) loads only when a formula is checked
 
     ctx = z3_context()
@@ -135,6 +165,56 @@ def _check(formula, truth: Truth, deadline: Deadline, auxiliary, solver_name) ->
         s.set("timeout", budget)
     s.add(z3.Or(z3.And(pred, z3.Not(ftruth)), z3.And(z3.Not(pred), ftruth)))
     r = s.check()
+    verdict = _verdict(r, s, pred, ftruth, truth, truth_vars, aligned, solver_name, budget)
+    if rule == "partial" and verdict.status in ("equivalent", "not_equivalent"):
+        _partial(verdict, pred, clauses, ctx, deadline)
+    return verdict
+
+
+def _partial(verdict: EquivalenceVerdict, pred, clauses, ctx, deadline: Deadline) -> None:
+    """``rule="partial"``: the clause shares of the module docstring, into ``verdict``."""
+    import z3
+
+    ftruth = z3.And(clauses, ctx) if clauses else z3.BoolVal(True, ctx)
+    parts = _conjuncts(pred)
+
+    def holds(premise, goal) -> bool:  # premise |= goal, False when Z3 cannot say in time
+        s = z3.Solver(ctx=ctx)
+        try:
+            left = deadline.left_ms()
+        except OutOfTime:
+            return False
+        if left:
+            s.set("timeout", left)
+        s.add(premise, z3.Not(goal))
+        return s.check() == z3.unsat
+
+    implied = sum(holds(pred, c) for c in clauses)
+    false = sum(not holds(ftruth, d) for d in parts)
+    verdict.partial = {"true_clauses_implied": [implied, len(clauses)], "parts_not_true": [false, len(parts)]}
+    score = (implied / len(clauses) if clauses else 1.0) - (false / len(parts) if parts else 0.0)
+    # full marks only with the exact check's proof (the shares reach 1 only when equivalent anyway)
+    verdict.partial_score = 1.0 if verdict.equivalent else min(score, 0.999)
+
+
+def _conjuncts(expr) -> list:
+    """The top-level conjuncts of ``expr`` (nested ``And`` flattened; ``True`` has none)."""
+    import z3
+
+    out, todo = [], [expr]
+    while todo:
+        e = todo.pop()
+        if z3.is_and(e):
+            todo.extend(reversed(e.children()))
+        elif not z3.is_true(e):
+            out.append(e)
+    return out
+
+
+def _verdict(r, s, pred, ftruth, truth: Truth, truth_vars, aligned, solver_name, budget) -> EquivalenceVerdict:
+    """The exact check's verdict from the solver's answer ``r``."""
+    import z3
+
     if r == z3.unsat:
         return EquivalenceVerdict("equivalent", "F_pred <-> F_truth: (F_pred & !F_truth) | (!F_pred & F_truth) "
                                   "is unsatisfiable", aligned, solver=solver_name)

@@ -33,7 +33,9 @@ pays 0):
 - ``equivalence`` 1 when the formula the last tool call handed its solver (its last solve call)
   is equivalent to the ground truth (:mod:`solvergym.envs.equivalence`, with the capability's
   ``equivalence_timeout_ms`` and ``auxiliary``); the verdict and its reason are in
-  ``info["equivalence"]``. A capability whose problem states no Boolean truth takes ``tool``
+  ``info["equivalence"]``. ``equivalence_rule="partial"`` (a deviation from SAT-RL, for small
+  models) pays instead the share of true clauses the formula implies minus the share of its
+  parts the truth does not imply, in [-1, 1], 1 only when equivalent (:mod:`~solvergym.envs.equivalence.check`). A capability whose problem states no Boolean truth takes ``tool``
   only (its ``rewards``: SolverOR-v0's programs solve LPs).
 
 ``reward_timing="per_call"`` pays the same return as it accrues: each step pays the change in
@@ -436,7 +438,7 @@ class SolverToolEnv(ProblemEnv):
                 "last_tool_result": self._tool_summary(r)}
         if "equivalence" in self.tool.rewards:
             verdict = self._equivalence(r)
-            components["equivalence"] = REWARD_EQUIVALENCE if verdict.equivalent else 0.0
+            components["equivalence"] = REWARD_EQUIVALENCE * verdict.score  # 1 / 0, or the shares (partial)
             info["equivalence"] = verdict.to_dict()
         self._standing = (self._tool_calls, components, info)
         return dict(components), copy.deepcopy(info)
