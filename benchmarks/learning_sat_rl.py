@@ -1,6 +1,7 @@
 """Learning beyond the format: SAT-RL's recipe on the CPU, against the random agent's level.
 
     python benchmarks/learning_sat_rl.py [--preset satrl_dapo] [--lr 5e-6] [--n-sft 256] [--n-train 48] [--n-val 48]
+        [--equivalence-rule partial] [--filter-metric acc|reward] [--kl-coef 0.01]
 
 SAT-RL (§3.3-3.4) warms the policy up on oracle solver-tool traces, then trains it with DAPO on
 ``SolverTool-v0``, testing on a held-out split. This script runs that pipeline at a size two CPU
@@ -197,6 +198,12 @@ def main(argv=None) -> int:
     p.add_argument("--random-samples", type=int, default=256, help="samples per instance for the random agent")
     p.add_argument("--wrong-penalty", default="chance", choices=WRONG_PENALTIES,
                    help="eq. 1's penalty for a wrong assignment (binary: -1 - eps, as for yes/no)")
+    p.add_argument("--equivalence-rule", default="exact", choices=("exact", "partial"),
+                   help="the equivalence reward: SAT-RL's 1 / 0, or the clause shares (a deviation; the "
+                        "'equivalent' column is then the mean share)")
+    p.add_argument("--filter-metric", default=None,
+                   help="dynamic sampling's filter_groups_metric (default: the preset's, acc for the DAPO presets)")
+    p.add_argument("--kl-coef", type=float, default=None, help="KL to the warm-up model (default: the preset's)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=HERE.parent / "results" / "learning_sat_rl")
     a = p.parse_args(argv)
@@ -221,6 +228,8 @@ def main(argv=None) -> int:
     files = json.loads(manifest.read_text())
     # the env's default rule is left out of the kwargs (they name what differs from the defaults)
     env_kwargs = ENV_KWARGS if a.wrong_penalty == "chance" else {**ENV_KWARGS, "wrong_penalty": a.wrong_penalty}
+    if a.equivalence_rule != "exact":
+        env_kwargs = {**env_kwargs, "equivalence_rule": a.equivalence_rule}
     random = evaluate(out / "eval_random", "random", env_kwargs, data / "val.jsonl", a.random_samples, 1.0,
                       a.tokens, a.seed)
     t = time.perf_counter()
@@ -241,7 +250,9 @@ def main(argv=None) -> int:
                           data=str(data / "train.jsonl"), eval_data=str(data / "val.jsonl"), epochs=a.epochs,
                           eval_every=a.eval_every, eval_before_train=True, prompts_per_step=a.prompts,
                           group_size=a.group, max_new_tokens=a.tokens, max_total_tokens=4 * a.tokens + 512,
-                          lr=a.lr, seed=a.seed, out_dir=str(rl_dir), resume="auto", save_every=a.eval_every)
+                          lr=a.lr, seed=a.seed, out_dir=str(rl_dir), resume="auto", save_every=a.eval_every,
+                          **({"filter_groups_metric": a.filter_metric} if a.filter_metric else {}),
+                          **({"kl_coef": a.kl_coef} if a.kl_coef is not None else {}))
         Trainer(cfg).train()
 
     stage("rl_s", (rl_dir / "final" / "config.json").exists(), rl)
