@@ -112,3 +112,20 @@ def test_the_fraction_pays_two_steps_as_much_as_a_full_derivation():
     assert got["every_cell"]["reward"] == pytest.approx(0.85 + 0.4 * 5 / 9 + 0.3)  # 5 of 9 novel: 1.372
     capped = {t["id"]: t for t in check_trace("SolverZebra-v0", records, env_kwargs={"aggregation": "capped"})["traces"]}
     assert capped["two"]["reward"] < capped["gold"]["reward"]  # capped pays each novel step (up to 10)
+
+
+def test_check_trace_takes_gymnasiums_module_form(tmp_path, monkeypatch):
+    """``module:Env-v0`` imports the module first, as ``gym.make`` does: a user's step family."""
+    from pathlib import Path
+
+    src = (Path(__file__).parent / "data" / "newcomer" / "mymod.py").read_text()
+    (tmp_path / "ctmod.py").write_text(src.replace('name = "twocolor"', 'name = "ct-twocolor"')
+                                       .replace('"TwoColor-v0"', '"CtTwoColor-v0"')
+                                       .replace('"MyKnights-v0"', '"CtKnights-v0"')
+                                       .replace('name = "my-knights"', 'name = "ct-knights"'))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    inst, traces = _knights()
+    report = check_trace("ctmod:CtKnights-v0", [{"instance": inst.to_dict(), "output": traces["gold"]}])
+    assert report["n"] == 1 and [s["label"] for s in report["traces"][0]["steps"]] == ["novel"] * 3
+    with pytest.raises(ModuleNotFoundError):
+        check_trace("no_such_module_xyz:CtKnights-v0", [])

@@ -18,6 +18,7 @@ prints: the ``solvergym check-trace`` command prints the tables.
 """
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
@@ -32,9 +33,13 @@ __all__ = ["trace_problem", "check_trace", "write_report"]
 
 
 def trace_problem(env_id: str, **kwargs: Any) -> StepProblem:
-    """The trace-mode problem of a step-verified env id (``SolverZebra-v0``, with or without the
-    ``solvergym:`` prefix), made with the env's keyword arguments. ``KeyError`` for any other id."""
-    name = env_id.split(":", 1)[1] if env_id.startswith("solvergym:") else env_id
+    """The trace-mode problem of a step-verified env id (``SolverZebra-v0``, or Gymnasium's
+    ``module:Env-v0``, which imports the module first, as ``gym.make`` does), made with the env's
+    keyword arguments. ``KeyError`` for any other id; the module's own ``ImportError`` if it fails."""
+    name = env_id
+    if ":" in env_id:
+        module, name = env_id.split(":", 1)
+        importlib.import_module(module)
     spec = gym.registry.get(name)
     if spec is None or not _poses_step_problem(spec):
         steps = sorted(i for i, s in gym.registry.items() if _poses_step_problem(s))
