@@ -48,6 +48,7 @@ import numpy as np
 
 from ..capabilities import Outcome, StepCapability, StepSession
 from ..instance import Instance
+from ..payout import Payout
 from ..problem import Gold
 from .trace import EMPTY_REASONING, TraceSession, extract_answer, format_answer, split_prefix, split_step_action
 
@@ -88,7 +89,7 @@ class SpringSession(StepSession):
         self.family = problem.family
         self.trace: TraceSession | None = None  # opened by the first action
         self._format_ok = True
-        self._paid = problem.zero()  # each component paid so far this episode
+        self._payout = Payout()  # each component paid so far this episode
 
     @property
     def awaiting_premises(self) -> bool:
@@ -161,11 +162,7 @@ class SpringSession(StepSession):
 
     def _pay(self, value: dict[str, float]) -> dict[str, float]:
         """Pay the change from what the episode has been paid to ``value``, per component."""
-        comps = self.problem.zero()
-        for key in comps:
-            comps[key] = value.get(key, 0.0) - self._paid.get(key, 0.0)
-            self._paid[key] = value.get(key, 0.0)
-        return comps
+        return self._payout.pay({key: value.get(key, 0.0) for key in self.problem.zero()})
 
     def _gate_reason(self) -> str:
         session = self.trace

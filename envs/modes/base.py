@@ -26,7 +26,7 @@ A mode is a ``gymnasium.Env[str, str]`` built on any :class:`~solvergym.envs.pro
   one; a verdict that a retry replaces counts for nothing in it. ``reward_timing`` (single and tool modes) says *when* the return
   is paid: ``"end"`` (default, the papers') on the step that ends the episode, which a
   ``TimeLimit`` wrapper (``max_episode_steps``) that cuts the episode short never reaches;
-  ``"per_call"`` on every step the change in what stands (:class:`Payout`), so the episode's sum
+  ``"per_call"`` on every step the change in what stands (:class:`~solvergym.envs.payout.Payout`), so the episode's sum
   is the same and a truncated episode keeps what its steps earned.
 - ``info`` always carries ``instance_id``, ``difficulty``, ``turn`` and ``messages`` (the
   conversation as chat messages), the reset's also ``mode``; the step that ends an episode also carries ``correct`` (bool:
@@ -55,7 +55,7 @@ from ..parsing import DEFAULT_MAX_ACTION_CHARS
 from ..problem import Knobs, Problem, get_problem, settings_defaults, signature_defaults
 from ..text import DEFAULT_MAX_OBSERVATION_CHARS, TextSpace, validate_action
 
-__all__ = ["ProblemEnv", "Outcome", "Payout", "REWARD_TIMINGS", "resolve_problem", "split_kwargs", "check_weights",
+__all__ = ["ProblemEnv", "Outcome", "REWARD_TIMINGS", "resolve_problem", "split_kwargs", "check_weights",
            "check_reward_timing"]
 
 #: when a multi-turn episode's return is paid: on its last step (the papers'), or as it changes
@@ -118,31 +118,6 @@ def check_reward_timing(timing: Any) -> str:
     if timing not in REWARD_TIMINGS:
         raise ValueError(f"reward_timing must be one of {list(REWARD_TIMINGS)}, got {timing!r}")
     return timing
-
-
-class Payout:
-    """What an episode has paid so far, per component, so that a step can pay the change in what
-    stands (``reward_timing="per_call"``).
-
-    An episode's return is a function of what stands at its end (the last answer, SAT-RL's *last*
-    tool call, §3.4): paying each step ``standing_t - standing_{t-1}`` telescopes to exactly that
-    return, whatever step the episode ends on, so a wrapper that truncates it keeps what its steps
-    earned. The change may be negative: a later tool call that fails loses what the earlier one
-    earned, as the end-of-episode reward would. With ``"end"`` timing nothing is paid before the
-    last step, and :meth:`pay` of the final components pays them whole.
-    """
-
-    def __init__(self) -> None:
-        self.paid: dict[str, float] = {}
-
-    def reset(self) -> None:
-        self.paid = {}
-
-    def pay(self, standing: dict[str, float]) -> dict[str, float]:
-        """The components to pay now so that the episode has paid ``standing`` in all."""
-        delta = {k: float(v) - self.paid.get(k, 0.0) for k, v in standing.items()}
-        self.paid = {k: float(v) for k, v in standing.items()}
-        return delta
 
 
 class ProblemEnv(gym.Env[str, str]):

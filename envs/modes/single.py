@@ -26,7 +26,7 @@ host knows of it); only the step that ends the episode carries them, for logging
 
 ``reward_timing``: ``"end"`` (default) pays the return on the step that ends the episode and 0
 before; ``"per_call"`` pays every turn the change in the standing verdict
-(:class:`~.base.Payout`), the same sum, which a ``TimeLimit`` wrapper that cuts the episode short
+(:class:`~solvergym.envs.payout.Payout`), the same sum, which a ``TimeLimit`` wrapper that cuts the episode short
 keeps.
 """
 from __future__ import annotations
@@ -35,7 +35,8 @@ import math
 from typing import Any, Callable
 
 from ..problem import Problem, Verdict
-from .base import Outcome, Payout, ProblemEnv, check_reward_timing
+from ..payout import Payout
+from .base import Outcome, ProblemEnv, check_reward_timing
 
 __all__ = ["SingleTurnEnv", "RETRY"]
 

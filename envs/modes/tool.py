@@ -79,7 +79,8 @@ from ..records import parse_json
 from ...sandbox import REHEARSABLE, SOLVER_FAMILIES, Limits, SandboxPool, SandboxResult, shared_pool
 from ..equivalence import EquivalenceVerdict
 from ..text import clean_text
-from .base import Outcome, Payout, ProblemEnv, check_reward_timing
+from ..payout import Payout
+from .base import Outcome, ProblemEnv, check_reward_timing
 
 __all__ = ["ToolInstance", "SolverToolEnv", "REWARD_TOOL", "REWARD_EQUIVALENCE", "TOOL_REWARDS", "TOOL_SOLVERS",
            "tool_prompt"]
