@@ -19,7 +19,6 @@ solvergym mode, in Gymnasium's ``module:Env-v0`` form too (the module is importe
 """
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
 import sys
@@ -30,6 +29,7 @@ import gymnasium as gym
 
 from .envs import modes as env_modes
 from .envs import problem
+from .suggest import did_you_mean
 
 __all__ = ["EnvEntry", "ENVS", "PROBLEMS", "register_all", "env_ids", "solvergym_ids", "is_solvergym_spec",
            "import_user_module", "resolve_env_id", "UnknownEnv", "get_entry", "default_kwargs", "knobs", "modes", "tool_tasks",
@@ -179,9 +179,8 @@ def resolve_env_id(env_id: str) -> str:
     if spec is not None:
         raise UnknownEnv(f"{env_id!r} is a Gymnasium env but not a solvergym one (its entry point is "
                          f"{spec.entry_point!r}); solvergym ids: {', '.join(known)}")
-    lower = {k.lower(): k for k in known}  # SolverSat-v0 is a slip of SolverSAT-v0's
-    close = [lower[c] for c in difflib.get_close_matches(name.lower(), list(lower), n=3, cutoff=0.85)]
-    hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+    close = did_you_mean(name, known, cutoff=0.85, ignore_case=True)  # SolverSat-v0 is a slip of SolverSAT-v0's
+    hint = f" ({close})" if close else ""
     own = "" if sep else " (a family of your own: --import MODULE, or the id as MODULE:ENV-ID)"
     raise UnknownEnv(f"unknown env {env_id!r}{hint}; known: {', '.join(known)}{own}")
 

@@ -13,7 +13,6 @@ value and source beside the field, so the two cannot drift apart.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import types
 import typing
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..kv import coerce_value
+from ..suggest import did_you_mean
 from .presets import PAPER_SCALE, PRESETS
 
 __all__ = ["TrainConfig", "GROUPS", "PRESETS", "PAPER_SCALE", "KL_ESTIMATORS", "make_config", "unknown_key",
@@ -295,8 +295,8 @@ class TrainConfig:
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
-                close = difflib.get_close_matches(str(getattr(self, name)), allowed, n=1, cutoff=0.6)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                close = did_you_mean(getattr(self, name), allowed, n=1)
+                hint = f" ({close})" if close else ""
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}{hint}")
         if not isinstance(self.filter_groups_metric, str) or not self.filter_groups_metric:
             raise ValueError(f"filter_groups_metric must be 'acc', 'reward' or a reward component's name, "
@@ -351,8 +351,8 @@ class TrainConfig:
 def unknown_key(key: str, cls: type = TrainConfig) -> str:
     """The one line for a key ``cls`` has no field for: the closest fields, then all of them."""
     names = [f.name for f in dataclasses.fields(cls)]
-    close = difflib.get_close_matches(key, names, n=3, cutoff=0.6)
-    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    close = did_you_mean(key, names)
+    hint = f"; {close}" if close else ""
     return f"unknown {cls.__name__} field {key!r}{hint} fields: {', '.join(names)}"
 
 

@@ -29,7 +29,6 @@ the batch (:func:`reseed`), so that a batch run again (a resumed run) samples wh
 """
 from __future__ import annotations
 
-import difflib
 from typing import Any, Sequence
 
 import numpy as np
@@ -41,6 +40,7 @@ from ..agents.cdcl import CDCLAgent
 from ..agents.logic_lm import LogicLMAgent
 from ..agents.models import check_model
 from ..registry import import_user_module
+from ..suggest import did_you_mean
 
 __all__ = ["make_agent", "act", "reseed", "sampling_temperature", "spec_temperature", "BUILTIN"]
 
@@ -98,8 +98,8 @@ def _user_agent(spec: str, module_name: str, attr: str) -> Any:
         raise ValueError(f"cannot load the agent {spec!r}: {e}") from None
     if not hasattr(module, attr):
         names = [n for n in vars(module) if not n.startswith("_")]
-        close = difflib.get_close_matches(attr, names, n=3, cutoff=0.6)
-        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        close = did_you_mean(attr, names)
+        hint = f"; {close}" if close else ""
         raise ValueError(f"cannot load the agent {spec!r}: module {module_name!r} ({getattr(module, '__file__', '?')}) "
                          f"has no {attr!r}{hint}")
     obj = getattr(module, attr)
