@@ -23,20 +23,20 @@ module only when the demo trains (``solvergym list`` stays light).
 """
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
 from ..agents.hf import HFAgent, SamplingConfig
 from ..agents.sft_data import oracle_conversations
 from ..algorithms.config import make_config
 from ..algorithms.plots import plot_run
-from ..algorithms.rollout import rollout
 from ..algorithms.sft import SFTConfig, train_sft
 from ..algorithms.trainer import Trainer
+from ..evaluation.runner import EvalConfig, load_records, run_eval
 
 __all__ = ["DEMO_ENV", "DEMO_GRPO", "DEMO_WARMUP", "VALIDATION_SEEDS", "demo_trainer", "warm_up", "validate",
            "run_demo"]
@@ -47,7 +47,7 @@ DEMO_GRPO = dict(prompts_per_step=2, group_size=8, max_new_tokens=48, lr=2e-5)
 #: the warm-up: the oracle's answers to instances 0..7, 2 SFT steps of 4 conversations at lr 1e-4
 DEMO_WARMUP = dict(conversations=8, batch_size=4, lr=1e-4)
 #: the fixed validation instances (their seeds), answered greedily before, between and after
-VALIDATION_SEEDS = tuple(range(100_000, 100_016))
+VALIDATION_SEEDS = range(100_000, 100_016)
 
 
 def demo_trainer(out: str | Path, steps: int, *, seed: int = 0, save_model: bool = False,
@@ -67,21 +67,19 @@ def warm_up(trainer: Trainer, *, seed: int = 0, progress: bool = True) -> list[d
     return train_sft(cfg, convs, model=trainer.model, tokenizer=trainer.tokenizer, accelerator=trainer.acc)
 
 
-def validate(trainer: Trainer, seeds: Sequence[int] = VALIDATION_SEEDS) -> dict[str, float]:
-    """Greedy answers of the trainer's model to the instances ``seeds``, with the training budget:
-    mean reward, the fraction answered in the required form and the fraction correct."""
-    policy = HFAgent(trainer.unwrapped, trainer.tokenizer, batch_size=len(seeds),
+def validate(trainer: Trainer, label: str, instances: int = len(VALIDATION_SEEDS)) -> dict[str, float]:
+    """Greedy answers of the trainer's model to the first ``instances`` validation instances, with
+    the training budget, through the evaluation runner (``out_dir/validation/<label>``: its records
+    and report): mean reward, the fraction answered in the required form and the fraction correct."""
+    policy = HFAgent(trainer.unwrapped, trainer.tokenizer, batch_size=instances,
                      sampling=SamplingConfig(max_new_tokens=trainer.cfg.max_new_tokens, greedy=True))
-    envs = [gym.make(DEMO_ENV) for _ in seeds]
-    try:
-        eps = rollout(None, policy, list(seeds), group_size=1, sampling=policy.sampling,
-                      max_total_tokens=trainer.cfg.max_total_tokens, envs=envs)
-    finally:
-        for e in envs:
-            e.close()
-    return {"reward": float(np.mean([e.reward for e in eps])),
-            "answered": float(np.mean([e.errors == 0 for e in eps])),
-            "correct": float(np.mean([bool(e.info.get("correct")) for e in eps]))}
+    cfg = EvalConfig(DEMO_ENV, agent=f"demo-{label}", instances=instances, instance_seed=VALIDATION_SEEDS[0],
+                     temperature=0.0, max_new_tokens=trainer.cfg.max_new_tokens, batch_instances=instances)
+    records = load_records(run_eval(cfg, Path(trainer.cfg.out_dir) / "validation" / label, agent=policy,
+                                    progress=False))
+    return {"reward": float(np.mean([r["reward"] for r in records])),
+            "answered": float(np.mean([not r["format_error"] for r in records])),
+            "correct": float(np.mean([bool(r["correct"]) for r in records]))}
 
 
 def run_demo(out: str | Path, steps: int, *, seed: int = 0, save_model: bool = False, progress: bool = True) -> dict:
@@ -89,6 +87,7 @@ def run_demo(out: str | Path, steps: int, *, seed: int = 0, save_model: bool = F
     out = Path(out)
     for name in ("metrics.jsonl", "sft_metrics.jsonl"):  # a rerun into the same folder starts afresh
         (out / name).unlink(missing_ok=True)
+    shutil.rmtree(out / "validation", ignore_errors=True)  # the runner would resume the old records
     took: dict[str, float] = {"validations": 0.0}
 
     def timed(key: str, fn, *a, **kw):
@@ -99,11 +98,11 @@ def run_demo(out: str | Path, steps: int, *, seed: int = 0, save_model: bool = F
 
     t0 = time.perf_counter()
     trainer = timed("model", demo_trainer, out, steps, seed=seed, save_model=save_model, progress=progress)
-    before = timed("validations", validate, trainer)
+    before = timed("validations", validate, trainer, "as_loaded")
     sft = timed("warm-up", warm_up, trainer, seed=seed, progress=progress)
-    warmed = timed("validations", validate, trainer)
+    warmed = timed("validations", validate, trainer, "after_warm_up")
     history = timed("GRPO", trainer.train)
-    after = timed("validations", validate, trainer)
+    after = timed("validations", validate, trainer, "after_grpo")
     png = plot_run(out, title=f"GRPO on {DEMO_ENV} after a {len(sft)}-step SFT warm-up (embedded model)")
     steps_rows = [h for h in history if "reward" in h]
     for h in steps_rows:

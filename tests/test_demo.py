@@ -15,7 +15,8 @@ def test_the_demo_recipe_gives_grpo_unequal_rewards_and_a_gradient(tmp_path):
     sft = warm_up(trainer, progress=False)
     assert len(sft) == 2 and sft[-1]["loss"] < sft[0]["loss"]
     # greedy, the warmed-up model now answers in the required form (the model as loaded: never)
-    assert validate(trainer, seeds=range(100_000, 100_004))["answered"] > 0
+    assert validate(trainer, "warm", instances=4)["answered"] > 0
+    assert (tmp_path / "demo" / "validation" / "warm" / "records.jsonl").exists()  # the evaluation runner's
     step = trainer.train_step()
     assert step["frac_reward_zero_std"] < 1.0 and step["grad_norm"] > 0 and step["groups_trained"] == 2
     assert not (tmp_path / "demo" / "final").exists() and not (tmp_path / "demo" / "checkpoints").exists()
