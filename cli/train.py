@@ -54,7 +54,7 @@ def _train_arguments(t: argparse.ArgumentParser) -> None:
 def _config(args):
     """The run's :class:`~solvergym.algorithms.config.TrainConfig`, checked as far as it can be
     without the model: every bad input exits with one line."""
-    kwargs = {k: v for k, v in (("env", args.env), ("model", args.model), ("steps", args.steps),
+    kwargs = {k: v for k, v in (("model", args.model), ("steps", args.steps),
                                 ("out_dir", args.out), ("seed", args.seed), ("data", args.data),
                                 ("eval_data", args.eval_data)) if v is not None}
     if args.env is not None:
