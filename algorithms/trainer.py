@@ -47,7 +47,7 @@ from .advantages import (
 from .checkpoints import MetricsLog, latest_checkpoint, read_checkpoint, write_checkpoint
 from .config import TrainConfig
 from .dapo import filter_groups, overlong_penalty
-from .kl import kl_estimate, kl_means, warn_if_clamp_hides
+from .kl import KL_CLAMP, kl_estimate, kl_means, warn_if_clamp_hides
 from .losses import aggregate, clipped_surrogate, masked_mean, sequence_clipped_surrogate
 from .partial_kl import partial_kl_mask
 from .rollout import RolloutBatch, clipped_ratio, collate, rollout
@@ -126,9 +126,10 @@ def policy_loss(logp: torch.Tensor, inp: LossInputs, cfg: TrainConfig, normalize
         per_token, clipped = clipped_surrogate(logp, inp.old_logp, inp.advantages, **clip)
     stats = {"clip_frac": masked_mean(clipped, inp.loss_mask).item()}
     if cfg.kl_coef > 0 and cfg.kl_in == "loss" and inp.ref_logp is not None:
-        kl = kl_estimate(logp, inp.ref_logp, cfg.kl_estimator)
+        raw = kl_estimate(logp, inp.ref_logp, cfg.kl_estimator, clamp=None)
+        kl = raw.clamp(-KL_CLAMP, KL_CLAMP)  # what the loss uses; the unclamped mean is logged beside it
         per_token = per_token + cfg.kl_coef * kl * inp.kl_mask.to(kl.dtype)
-        stats["kl"], stats["kl_unclamped"] = kl_means(logp, inp.ref_logp, cfg.kl_estimator, inp.kl_mask)
+        stats["kl"], stats["kl_unclamped"] = (masked_mean(x.detach(), inp.kl_mask).item() for x in (kl, raw))
     loss = aggregate(per_token, inp.loss_mask, cfg.loss_agg, normalizer)
     return loss, stats
 
@@ -493,8 +494,7 @@ class Trainer:
                         # DDP averages gradients over processes; the aggregate is a global sum.
                         self.acc.backward(loss * self.world)
                         total += loss.item()
-                        stats["clip_frac"].append(st["clip_frac"])
-                        for k in ("kl", "kl_unclamped"):
+                        for k in ("clip_frac", "kl", "kl_unclamped"):
                             stats[k] += [st[k]] if k in st else []
                 gn = self.acc.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm) if cfg.max_grad_norm else None
                 self.optimizer.step()
