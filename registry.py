@@ -29,9 +29,11 @@ import gymnasium as gym
 
 from .envs import modes as env_modes
 from .envs import problem
+from .envs.logic import FAMILIES as LOGIC_FAMILIES
+from .envs.logic import QUERIES as LOGIC_QUERIES
 from .suggest import did_you_mean
 
-__all__ = ["EnvEntry", "ENVS", "PROBLEMS", "register_all", "env_ids", "solvergym_ids", "is_solvergym_spec",
+__all__ = ["EnvEntry", "make_logic_env", "ENVS", "PROBLEMS", "register_all", "env_ids", "solvergym_ids", "is_solvergym_spec",
            "import_user_module", "resolve_env_id", "UnknownEnv", "get_entry", "default_kwargs", "knobs", "modes", "tool_tasks",
            "components", "listing"]
 
@@ -50,9 +52,16 @@ class EnvEntry:
     modes: tuple[str, ...]
     description: str  # one line
     paper: str
+    #: an entry point of its own that takes the problem by a keyword (``SolverLogic-v0``'s
+    #: ``family=``; ``problem`` is then the default one)
+    entry: str | None = None
+    #: the keyword of :attr:`entry` that names the problem
+    selector: str | None = None
 
     @property
     def entry_point(self) -> str:
+        if self.entry is not None:
+            return self.entry
         if self.problem is None:
             return _TOOL
         return _SINGLE if self.modes == ("single",) else _ANY_MODE
@@ -60,7 +69,7 @@ class EnvEntry:
     @property
     def kwargs(self) -> dict[str, Any]:
         """What Gymnasium passes the entry point before the caller's keywords."""
-        if self.problem is None:
+        if self.problem is None or self.entry is not None:
             return {}
         return {"problem": self.problem} if self.modes == ("single",) else {"problem": self.problem,
                                                                              "mode": self.modes[0]}
@@ -89,6 +98,10 @@ ENVS: tuple[EnvEntry, ...] = (
              "SIRL optimisation modelling: <think><model><python>; the program runs in the sandbox, the objective "
              "is captured from the solver (max_turns > 1: a program that did not run comes back for revision)",
              "SIRL §3.2-3.3, §10, eq. 6"),
+    EnvEntry("SolverLogic-v0", "clique", ("single", "tool"),
+             "Synthetic-Logic NP-hard families (family=...) as decision / solving / counting (query=...), "
+             "ground-truth programs for every solver that fits", "SAT-RL §3.1-3.2, §3.4, App. B.1",
+             entry="solvergym.registry:make_logic_env", selector="family"),
 )
 
 
@@ -100,7 +113,25 @@ PROBLEMS = {
     "knights": "solvergym.envs.knights.problem:KnightsProblem",
     "lsat": "solvergym.envs.lsat.problem:LSATProblem",
     "or": "solvergym.envs.opt.problem:ORProblem",
+    **{name: path for name, (path, _) in LOGIC_FAMILIES.items()},
 }
+
+
+def make_logic_env(family: str = "clique", *knob_args: Any, mode: str = "single", **kwargs: Any):
+    """``SolverLogic-v0``'s entry point: the Synthetic-Logic family ``family`` in ``mode``
+    (``gym.make("SolverLogic-v0", family="clique", query="counting", n=7)``; ``mode="tool"`` is
+    ``SolverTool-v0(task=family)``); the other keywords are the family's knobs and settings. A
+    family or query that does not exist is a ``ValueError`` that lists the valid ones."""
+    if family not in LOGIC_FAMILIES:
+        raise ValueError(f"unknown Synthetic-Logic family {family!r}; the families are {sorted(LOGIC_FAMILIES)}")
+    if kwargs.get("query", "decision") not in LOGIC_QUERIES:
+        raise ValueError(f"unknown query {kwargs['query']!r}; the queries are {list(LOGIC_QUERIES)}")
+    if "task" in kwargs:
+        raise TypeError("SolverLogic-v0 names the family with family=, not task=")
+    return env_modes.make_env(family, *knob_args, mode=mode, **kwargs)
+
+
+make_logic_env.metadata = env_modes.ProblemEnv.metadata  # gymnasium.make reads the entry point's render modes
 
 
 def register_all() -> None:
@@ -122,7 +153,7 @@ def is_solvergym_spec(spec: Any) -> bool:
     one :func:`~solvergym.envs.problem.register_problem` registered), given by path or as the object."""
     ep = spec.entry_point
     where = ep if isinstance(ep, str) else f"{getattr(ep, '__module__', '')}:{getattr(ep, '__qualname__', '')}"
-    return where.startswith("solvergym.envs.modes")
+    return where.startswith("solvergym.envs.modes") or where in {e.entry for e in ENVS if e.entry}
 
 
 def solvergym_ids() -> list[str]:
@@ -241,7 +272,7 @@ def default_kwargs(env_id: str) -> dict[str, Any]:
     ``mode`` where the id offers several. For ``SolverTool-v0`` those of its default task."""
     e = get_entry(env_id)
     out: dict[str, Any] = {}
-    derived = e.id not in env_ids()
+    derived = e.id not in env_ids() or e.entry is not None  # its modes are the problem's, as a family's own id
     own = [set(env_modes.mode_class(mode).own_kwargs()) for mode in e.modes] if derived else []
     for mode in e.modes:
         for key, value in env_modes.mode_class(mode).kwargs_defaults(_problem_of(env_id)).items():
@@ -251,6 +282,8 @@ def default_kwargs(env_id: str) -> dict[str, Any]:
             out[key] = None if only_some or (key in out and out[key] != value) else value
     if len(e.modes) > 1:
         out["mode"] = e.modes[0]
+    if e.selector is not None:
+        out = {e.selector: e.problem, **out}
     return out
 
 

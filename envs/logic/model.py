@@ -1,0 +1,177 @@
+"""The constraint model every Synthetic-Logic family encodes its instances in (SAT-RL §3.1's
+P = (T, V, Phi, q) with T pseudo-Boolean arithmetic over named Boolean variables).
+
+One small language serves the five solvers' programs (:mod:`.programs`), the in-process ground
+truth (:func:`solve_count`) and the brute force that checks it (:func:`brute_force_count`):
+
+- ``Clause(lits)``: at least one literal true (DIMACS literals over the model's variables, 1-based);
+- ``Card(lits, op, k)``: the number of true literals ``op`` ``k`` (``op`` in ``<=``, ``>=``, ``==``);
+- ``Linear(coefs, vars, op, rhs)``: sum of ``coef * var`` over positive variables ``op`` ``rhs``.
+
+Every variable is a decision variable: a model is an assignment of all of them, and a count is
+the number of assignments of exactly these variables that satisfy every constraint
+(|M_T(Phi, V)| of §3.1), so the programs must never add an unconstrained variable of their own to
+the count (an auxiliary of a cardinality encoding is projected away, :mod:`.programs`).
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+__all__ = ["Clause", "Card", "Linear", "BoolModel", "OPS", "brute_force_count", "solve_count", "MAX_BRUTE_VARS"]
+
+OPS = ("<=", ">=", "==")
+#: the largest model :func:`brute_force_count` enumerates (2^20 assignments)
+MAX_BRUTE_VARS = 20
+
+
+@dataclass(frozen=True)
+class Clause:
+    lits: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Card:
+    lits: tuple[int, ...]
+    op: str
+    k: int
+
+
+@dataclass(frozen=True)
+class Linear:
+    coefs: tuple[int, ...]
+    vars: tuple[int, ...]
+    op: str
+    rhs: int
+
+
+def _compare(total: int, op: str, bound: int) -> bool:
+    return total <= bound if op == "<=" else total >= bound if op == ">=" else total == bound
+
+
+@dataclass
+class BoolModel:
+    """Named Boolean variables and the constraints over them (see the module docstring)."""
+
+    names: list[str]
+    clauses: list[Clause] = field(default_factory=list)
+    cards: list[Card] = field(default_factory=list)
+    linears: list[Linear] = field(default_factory=list)
+
+    def var(self, name: str) -> int:
+        """The DIMACS index of ``name`` (1-based)."""
+        return self._index()[name]
+
+    def _index(self) -> dict[str, int]:
+        idx = self.__dict__.get("_idx")
+        if idx is None or len(idx) != len(self.names):
+            idx = self.__dict__["_idx"] = {n: i for i, n in enumerate(self.names, 1)}
+        return idx
+
+    def clause(self, lits: Sequence[int]) -> None:
+        self.clauses.append(Clause(tuple(int(x) for x in lits)))
+
+    def card(self, lits: Sequence[int], op: str, k: int) -> None:
+        if op not in OPS:
+            raise ValueError(f"op must be one of {OPS}, got {op!r}")
+        self.cards.append(Card(tuple(int(x) for x in lits), op, int(k)))
+
+    def linear(self, coefs: Sequence[int], variables: Sequence[int], op: str, rhs: int) -> None:
+        if op not in OPS:
+            raise ValueError(f"op must be one of {OPS}, got {op!r}")
+        if len(coefs) != len(variables) or any(v < 1 for v in variables):
+            raise ValueError("a linear constraint is one coefficient per positive variable")
+        self.linears.append(Linear(tuple(int(c) for c in coefs), tuple(int(v) for v in variables), op, int(rhs)))
+
+    # -- what the model says about an assignment ---------------------------------------------------
+    def holds(self, values: Sequence[bool]) -> bool:
+        """Whether ``values`` (one bool per variable, in order) satisfies every constraint."""
+        def lit(x: int) -> bool:
+            return values[x - 1] if x > 0 else not values[-x - 1]
+
+        return (all(any(lit(x) for x in c.lits) for c in self.clauses)
+                and all(_compare(sum(lit(x) for x in c.lits), c.op, c.k) for c in self.cards)
+                and all(_compare(sum(a for a, v in zip(c.coefs, c.vars) if values[v - 1]), c.op, c.rhs)
+                        for c in self.linears))
+
+    # -- which solvers' languages hold it ----------------------------------------------------------
+    @property
+    def weighted(self) -> bool:
+        """Whether a linear constraint has a coefficient other than 1 (python-sat's cardinality
+        encodings and sympy's Boolean algebra do not state it without an extra package)."""
+        return bool(self.linears)
+
+    @property
+    def wide_cards(self) -> bool:
+        """Whether a cardinality bound needs counting beyond one (sympy states at most / exactly /
+        at least one as clauses; larger bounds have no compact Boolean form there)."""
+        return any(c.k > 1 for c in self.cards)
+
+    def fits(self, solver: str) -> bool:
+        """Whether :mod:`.programs` can state this model for ``solver``."""
+        if solver == "python-sat":
+            return not self.weighted
+        if solver == "sympy":
+            return not self.weighted and not self.wide_cards
+        return True
+
+
+def _assignments(n: int) -> Iterator[tuple[bool, ...]]:
+    return itertools.product((False, True), repeat=n)
+
+
+def brute_force_count(model: BoolModel) -> int:
+    """The number of satisfying assignments, by enumerating all 2^n (n <= :data:`MAX_BRUTE_VARS`):
+    the check of every solver's count, written without one."""
+    n = len(model.names)
+    if n > MAX_BRUTE_VARS:
+        raise ValueError(f"{n} variables is too many to enumerate (at most {MAX_BRUTE_VARS})")
+    return sum(model.holds(v) for v in _assignments(n))
+
+
+def solve_count(model: BoolModel, *, limit: int | None = None, time_limit_s: float = 30.0) -> tuple[int, list[bool] | None, bool]:
+    """``(count, a model or None, exact)`` by CP-SAT in this process, single-threaded and seeded
+    (the generator's ground truth; the programs of :mod:`.programs` are the sandbox's).
+
+    ``limit``: stop counting after that many (``exact`` False when reached); a time limit that
+    runs out also gives ``exact`` False. The witness is the first model found."""
+    from ortools.sat.python import cp_model
+
+    m = cp_model.CpModel()
+    xs = [m.NewBoolVar(f"v{i}") for i in range(len(model.names))]
+
+    def lit(x: int):
+        return xs[x - 1] if x > 0 else xs[-x - 1].Not()
+
+    def add(expr, op: str, bound: int) -> None:
+        m.Add(expr <= bound) if op == "<=" else m.Add(expr >= bound) if op == ">=" else m.Add(expr == bound)
+
+    for c in model.clauses:
+        m.AddBoolOr([lit(x) for x in c.lits])
+    for c in model.cards:
+        add(sum(lit(x) for x in c.lits), c.op, c.k)
+    for c in model.linears:
+        add(sum(a * xs[v - 1] for a, v in zip(c.coefs, c.vars)), c.op, c.rhs)
+
+    class _Count(cp_model.CpSolverSolutionCallback):
+        def __init__(self):
+            super().__init__()
+            self.count, self.first = 0, None
+
+        def on_solution_callback(self):
+            self.count += 1
+            if self.first is None:
+                self.first = [bool(self.Value(x)) for x in xs]
+            if limit is not None and self.count >= limit:
+                self.StopSearch()
+
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+    solver.parameters.enumerate_all_solutions = True
+    solver.parameters.max_time_in_seconds = float(time_limit_s)
+    cb = _Count()
+    status = solver.Solve(m, cb)
+    exact = status in (cp_model.OPTIMAL, cp_model.INFEASIBLE) and not (limit is not None and cb.count >= limit)
+    return cb.count, cb.first, exact
