@@ -1,9 +1,10 @@
-"""The SFT warm-up data of SAT-RL §3.3: oracle trajectories of ``SolverTool-v0`` as chat JSONL.
+"""Oracle trajectories of ``SolverTool-v0`` on the RL tasks as chat JSONL (``solvergym dataset
+sat-tool-sft``); SAT-RL's own warm-up data is Synthetic-Logic (:mod:`.logic_sft`, ``sat-rl-sft``).
 
 SAT-RL warms the policy up on (prompt, response) pairs "that include a valid solver program
 embedded within <tool_call>...</tool_call>" before RL (§3.3; 1,260 train / 139 test examples,
-Table 3). SAT-RL's data also covers its Synthetic-Logic families; here the tasks are the two
-that ``SolverTool-v0`` poses (SAT-Bench decision and SATURN SAT), at SAT-Bench's easy/medium/hard clause buckets and
+Table 3) drawn from its Synthetic-Logic families (:mod:`.logic_sft`); here the tasks are the two
+RL tasks (SAT-Bench decision and SATURN SAT), at SAT-Bench's easy/medium/hard clause buckets and
 SATURN's training levels, with the solver sampled uniformly per instance as in §3.4. Every
 trajectory is played by the env's oracle (:class:`~solvergym.agents.scripted.SolverToolOracle`) through the real
 sandbox and kept only when it earned all four rewards.

@@ -8,7 +8,9 @@ printed with its record count and the start of its sha256.
 ========================  ===================================================================
 ``saturn-2.6k``           SATURN-2.6k: the training levels, same-level test, ten harder levels
 ``sat-bench``             SAT-Bench-style decision instances, balanced, with variable mappings
-``sat-rl-sft``            SolverTool-v0 oracle trajectories as chat JSONL (SAT-RL §3.3 warm-up)
+``synthetic-logic``       Synthetic-Logic oracle tool trajectories, chat JSONL (SAT-RL §3.2-3.3's SFT data)
+``sat-rl-sft``            the same (SAT-RL's warm-up data is Synthetic-Logic, kept apart from the RL task)
+``sat-tool-sft``          SolverTool-v0 oracle trajectories of the RL tasks (SAT-Bench, SATURN) as chat JSONL
 ``or-convert``            a local OR benchmark file as SolverOR-v0 instances (nothing downloaded)
 ``or-sft``                SolverOR-v0 oracle answers as chat JSONL
 ``spring-zebra`` etc.     Spring Table 3's splits, built from the generators
@@ -19,9 +21,11 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
+from ..agents.logic_sft import build_synthetic_logic
 from ..agents.or_sft import build_or_sft
 from ..agents.sft_data import build_sat_rl_sft
 from ..envs.knights.datasets import build_spring_knights
+from ..envs.logic import FAMILIES as LOGIC_FAMILIES
 from ..envs.lsat.datasets import build_spring_lsat
 from ..envs.opt.datasets import convert_benchmark
 from ..envs.opt.problem import OR_SOLVERS
@@ -96,11 +100,24 @@ def add_parser(sub) -> None:
     c.add_argument("--n-test", type=int, default=builder_default(build_sat_bench, "n_test"),
                    help="test records (default %(default)s)")
 
-    c = _command(commands, "sat-rl-sft", build_sat_rl_sft,
-                 "SolverTool-v0 oracle trajectories as chat JSONL (SAT-RL §3.3 warm-up)",
+    for name, about in (("synthetic-logic", "Synthetic-Logic: oracle SolverTool-v0 trajectories of every family x "
+                                             "query x fitting solver, chat JSONL (SAT-RL §3.2-3.3's SFT data)"),
+                        ("sat-rl-sft", "SAT-RL's SFT warm-up data: the synthetic-logic dataset")):
+        c = _command(commands, name, build_synthetic_logic, about,
+                     lambda a: build_synthetic_logic(a.out, seed=a.seed, per_combo=a.per_combo,
+                                                     test_fraction=a.test_fraction, families=a.families))
+        c.add_argument("--per-combo", type=int, default=builder_default(build_synthetic_logic, "per_combo"),
+                       help="instances per (family, query, solver) (default %(default)s, as in SAT-RL)")
+        c.add_argument("--test-fraction", type=float, default=builder_default(build_synthetic_logic, "test_fraction"),
+                       help="the share of records in test.jsonl (default %(default)s)")
+        c.add_argument("--families", nargs="+", choices=list(LOGIC_FAMILIES), default=None,
+                       help="only these families (default: all)")
+
+    c = _command(commands, "sat-tool-sft", build_sat_rl_sft,
+                 "SolverTool-v0 oracle trajectories of the RL tasks (SAT-Bench, SATURN) as chat JSONL",
                  lambda a: build_sat_rl_sft(a.out, seed=a.seed, n_train=a.n_train, n_test=a.n_test))
     c.add_argument("--n-train", type=int, default=builder_default(build_sat_rl_sft, "n_train"),
-                   help="training trajectories (default %(default)s, as in SAT-RL)")
+                   help="training trajectories (default %(default)s)")
     c.add_argument("--n-test", type=int, default=builder_default(build_sat_rl_sft, "n_test"),
                    help="test trajectories (default %(default)s)")
 

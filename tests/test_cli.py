@@ -136,9 +136,12 @@ def test_each_dataset_takes_only_its_builders_flags_with_its_defaults(capsys):
     a = parse(["dataset", "sat-bench", "--out", "d"])
     assert (a.n_train, a.n_test, a.seed) == (1575, 525, 0) == (
         builder_default(build_sat_bench, "n_train"), builder_default(build_sat_bench, "n_test"), 0)
-    a = parse(["dataset", "sat-rl-sft", "--out", "d"])
+    a = parse(["dataset", "sat-tool-sft", "--out", "d"])
     assert (a.n_train, a.n_test) == (1260, 139) == (builder_default(build_sat_rl_sft, "n_train"),
                                                      builder_default(build_sat_rl_sft, "n_test"))
+    for name in ("synthetic-logic", "sat-rl-sft"):  # SAT-RL's warm-up data is Synthetic-Logic
+        a = parse(["dataset", name, "--out", "d"])
+        assert (a.per_combo, a.test_fraction, a.families) == (10, 0.1, None)
     a = parse(["dataset", "or-sft", "--out", "d"])
     assert (a.n, a.solver, a.test_fraction) == (1000, "gurobipy", 0.1) == tuple(
         builder_default(build_or_sft, k) for k in ("n", "solver", "test_fraction"))

@@ -23,8 +23,24 @@ from solvergym.sandbox import SandboxPool
 
 PAIRS = [(f, q) for f in FAMILIES for q in QUERIES]
 #: knobs small enough to enumerate every assignment (at most 20 variables)
-SMALL = {"clique": {"n": 8, "k": 3}, "graph-coloring": {"n": 5, "k": 3}, "subset-sum": {"n": 10},
-         "partition": {"n": 10}, "n-queens": {"n": 4, "pre": 1}, "latin-square": {"n": 2, "given": 0}}
+SMALL = {
+    "clique": {"n": 8, "k": 3},
+    "feedback-vertex-set": {"n": 7, "k": 2},
+    "graph-coloring": {"n": 5, "k": 3},
+    "max-cut": {"n": 5},
+    "partition": {"n": 10},
+    "subset-sum": {"n": 10},
+    "tsp": {"n": 3, "max_weight": 9},
+    "set-cover": {"u": 8, "m": 6, "k": 2},
+    "set-packing": {"u": 8, "m": 6, "k": 2},
+    "nfa-path": {"states": 2, "alphabet": 2, "length": 3},
+    "bnn-robustness": {"n_in": 8, "hidden": 3, "eps": 3},
+    "n-queens": {"n": 4, "pre": 1},
+    "sudoku": {"n": 2, "given": 13},
+    "magic-square": {"n": 3, "givens": 6},
+    "latin-square": {"n": 2, "given": 0},
+    "futoshiki": {"n": 2, "given": 0, "inequalities": 2},
+}
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +125,9 @@ def test_the_verifier_accepts_the_witness_and_rejects_one_changed_element(family
             in_range = all(0 <= v for v in np.ravel(bad)) and problem.parse_witness(
                 inst.data, problem.format_witness(inst.data, bad))[0] is not None
             true = problem.true_from_witness(inst.data, bad) if in_range else set()
-            holds = in_range and true <= set(model.names) and model.holds([n in true for n in model.names])
+            # a witness the encoding can state (it decodes back to itself) that satisfies every constraint
+            holds = (in_range and true <= set(model.names) and problem.witness_from_true(inst.data, true) == bad
+                     and model.holds([n in true for n in model.names]))
             assert (verdict is None) == holds, (seed, bad, verdict)
             if verdict is not None:
                 rejected += 1
@@ -132,6 +150,35 @@ def test_counts_equal_brute_force(family):
         assert brute_force_count(model) == inst.count
         counts.append(inst.count)
     assert len(set(counts)) > 1, counts  # the instances differ in what they count
+
+
+def test_both_in_process_counters_equal_brute_force_on_random_models():
+    from solvergym.envs.logic.model import BoolModel, _cpsat_count, _pysat_count
+
+    rng = np.random.default_rng(0)
+    for trial in range(60):
+        n = int(rng.integers(2, 9))
+        m = BoolModel([f"v{i}" for i in range(n)])
+        for _ in range(int(rng.integers(0, 5))):
+            m.clause([int(rng.integers(1, n + 1)) * int(rng.choice([-1, 1])) for _ in range(int(rng.integers(1, 4)))])
+        for _ in range(int(rng.integers(0, 3))):  # bounds 0 .. len+1: the edge cases included
+            lits = [int(v + 1) * int(rng.choice([-1, 1])) for v in rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False)]
+            m.card(lits, str(rng.choice(["<=", ">=", "=="])), int(rng.integers(0, len(lits) + 2)))
+        want = brute_force_count(m)
+        for counter in (_pysat_count(m, None), _cpsat_count(m, None, 10.0)):
+            count, first, exact = counter
+            assert (count, exact) == (want, True), (trial, m)
+            assert (first is None) == (want == 0) and (first is None or m.holds(first))
+        assert _pysat_count(m, 1)[0] == min(want, 1)
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_every_dataset_level_has_both_labels(family):
+    for level in family_class(family).levels or [{}]:
+        for ratio in (0.0, 1.0):  # the dataset asks each level for a yes and a no
+            env = gym.make("SolverLogic-v0", family=family, query="decision", sat_ratio=ratio, **level)
+            assert {env.reset(seed=s)[0] is not None and env.unwrapped.instance.satisfiable
+                    for s in range(3)} == {bool(ratio)}, level
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
@@ -216,3 +263,37 @@ def test_a_record_cannot_carry_a_wrong_truth():
     # the true record is accepted and scores as the generated one
     obs, _ = env.reset(options={"instance": inst.to_dict()})
     assert env.unwrapped.instance == inst
+
+
+def test_the_dataset_is_balanced_split_and_the_same_seed_writes_the_same_bytes(pool, tmp_path):
+    from solvergym.agents.logic_sft import build_synthetic_logic, logic_combinations
+
+    families = ["clique", "subset-sum"]
+    m1 = build_synthetic_logic(tmp_path / "a", seed=3, per_combo=2, families=families, progress=False, pool=pool)
+    m2 = build_synthetic_logic(tmp_path / "b", seed=3, per_combo=2, families=families, progress=False, pool=pool)
+    for name in ("train.jsonl", "test.jsonl"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    combos = logic_combinations(families)
+    assert len(combos) == 3 * (4 + 3) and m1["episodes"] == 2 * len(combos) == m1["kept"] + len(m1["discarded"])
+    files = m1["files"]
+    assert files["train.jsonl"]["count"] + files["test.jsonl"]["count"] == m1["kept"]
+    assert files["test.jsonl"]["count"] == round(0.1 * m1["kept"]) and m1 == m2
+    import json
+    rows = [json.loads(x) for n in ("train.jsonl", "test.jsonl") for x in (tmp_path / "a" / n).read_text().splitlines()]
+    assert {r["reward_components"]["correct"] for r in rows} == {1.0}
+    decisions = [r for r in rows if r["query"] == "decision"]
+    answers = [r["messages"][-1]["content"].rsplit("```answer", 1)[1].split("```")[0].strip() for r in decisions]
+    assert answers.count("yes") == answers.count("no")  # labels alternate within each combination
+    assert all("<tool_call>" in r["messages"][1]["content"] for r in rows)
+
+
+def test_the_readme_table_lists_every_family_with_its_category_knobs_and_solvers():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    for name, (_, category) in FAMILIES.items():
+        cls = family_class(name)
+        row = next((line for line in readme.splitlines() if line.startswith(f"| `{name}` | {category} |")), None)
+        assert row is not None, name
+        assert row.rstrip().endswith(f"| {', '.join(cls.solvers)} |"), row
+        assert all(f"`{k}`={v}" in row for k, v in cls.Knobs.defaults().items()), row

@@ -23,9 +23,19 @@ QUERIES = ("decision", "solving", "counting")
 #: family name -> (``"module:class"`` of its problem, Table 2 category); App. B.1's order
 FAMILIES: dict[str, tuple[str, str]] = {
     "clique": ("solvergym.envs.logic.families.clique:CliqueProblem", "graph"),
+    "feedback-vertex-set": ("solvergym.envs.logic.families.fvs:FeedbackVertexSetProblem", "graph"),
     "graph-coloring": ("solvergym.envs.logic.families.coloring:ColoringProblem", "graph"),
-    "subset-sum": ("solvergym.envs.logic.families.subset_sum:SubsetSumProblem", "integer programming"),
+    "max-cut": ("solvergym.envs.logic.families.maxcut:MaxCutProblem", "graph"),
     "partition": ("solvergym.envs.logic.families.partition:PartitionProblem", "integer programming"),
+    "subset-sum": ("solvergym.envs.logic.families.subset_sum:SubsetSumProblem", "integer programming"),
+    "tsp": ("solvergym.envs.logic.families.tsp:TSPProblem", "graph"),
+    "set-cover": ("solvergym.envs.logic.families.set_cover:SetCoverProblem", "integer programming"),
+    "set-packing": ("solvergym.envs.logic.families.set_packing:SetPackingProblem", "integer programming"),
+    "nfa-path": ("solvergym.envs.logic.families.nfa:NFAPathProblem", "program verification"),
+    "bnn-robustness": ("solvergym.envs.logic.families.bnn:BNNRobustnessProblem", "program verification"),
     "n-queens": ("solvergym.envs.logic.families.nqueens:NQueensProblem", "puzzle"),
+    "sudoku": ("solvergym.envs.logic.families.sudoku:SudokuProblem", "puzzle"),
+    "magic-square": ("solvergym.envs.logic.families.magic:MagicSquareProblem", "puzzle"),
     "latin-square": ("solvergym.envs.logic.families.latin:LatinSquareProblem", "puzzle"),
+    "futoshiki": ("solvergym.envs.logic.families.futoshiki:FutoshikiProblem", "puzzle"),
 }

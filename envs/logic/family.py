@@ -114,6 +114,9 @@ class LogicProblem(Problem):
     witness_noun: ClassVar[str] = "a solution"
     #: what the counting query counts ("cliques of size K")
     count_noun: ClassVar[str] = "solutions"
+    #: the difficulty settings the dataset cycles through (§3.2: "across different difficulty
+    #: parameter settings"); empty: the knobs' defaults only
+    levels: ClassVar[tuple[dict[str, Any], ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

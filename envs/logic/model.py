@@ -6,7 +6,9 @@ truth (:func:`solve_count`) and the brute force that checks it (:func:`brute_for
 
 - ``Clause(lits)``: at least one literal true (DIMACS literals over the model's variables, 1-based);
 - ``Card(lits, op, k)``: the number of true literals ``op`` ``k`` (``op`` in ``<=``, ``>=``, ``==``);
-- ``Linear(coefs, vars, op, rhs)``: sum of ``coef * var`` over positive variables ``op`` ``rhs``.
+- ``Linear(coefs, vars, op, rhs)``: sum of ``coef * var`` over positive variables ``op`` ``rhs``;
+- ``Threshold(var, lits, k)``: ``var`` is true exactly when at least ``k`` literals are (a
+  threshold gate, the neuron of a binarised network).
 
 Every variable is a decision variable: a model is an assignment of all of them, and a count is
 the number of assignments of exactly these variables that satisfy every constraint
@@ -19,7 +21,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-__all__ = ["Clause", "Card", "Linear", "BoolModel", "OPS", "brute_force_count", "solve_count", "MAX_BRUTE_VARS"]
+__all__ = ["Clause", "Card", "Linear", "Threshold", "BoolModel", "OPS", "brute_force_count", "solve_count", "MAX_BRUTE_VARS"]
 
 OPS = ("<=", ">=", "==")
 #: the largest model :func:`brute_force_count` enumerates (2^20 assignments)
@@ -46,6 +48,13 @@ class Linear:
     rhs: int
 
 
+@dataclass(frozen=True)
+class Threshold:
+    var: int
+    lits: tuple[int, ...]
+    k: int
+
+
 def _compare(total: int, op: str, bound: int) -> bool:
     return total <= bound if op == "<=" else total >= bound if op == ">=" else total == bound
 
@@ -58,6 +67,7 @@ class BoolModel:
     clauses: list[Clause] = field(default_factory=list)
     cards: list[Card] = field(default_factory=list)
     linears: list[Linear] = field(default_factory=list)
+    thresholds: list[Threshold] = field(default_factory=list)
 
     def var(self, name: str) -> int:
         """The DIMACS index of ``name`` (1-based)."""
@@ -84,6 +94,11 @@ class BoolModel:
             raise ValueError("a linear constraint is one coefficient per positive variable")
         self.linears.append(Linear(tuple(int(c) for c in coefs), tuple(int(v) for v in variables), op, int(rhs)))
 
+    def threshold(self, var: int, lits: Sequence[int], k: int) -> None:
+        if var < 1:
+            raise ValueError("a threshold gate's output is a positive variable")
+        self.thresholds.append(Threshold(int(var), tuple(int(x) for x in lits), int(k)))
+
     # -- what the model says about an assignment ---------------------------------------------------
     def holds(self, values: Sequence[bool]) -> bool:
         """Whether ``values`` (one bool per variable, in order) satisfies every constraint."""
@@ -93,7 +108,8 @@ class BoolModel:
         return (all(any(lit(x) for x in c.lits) for c in self.clauses)
                 and all(_compare(sum(lit(x) for x in c.lits), c.op, c.k) for c in self.cards)
                 and all(_compare(sum(a for a, v in zip(c.coefs, c.vars) if values[v - 1]), c.op, c.rhs)
-                        for c in self.linears))
+                        for c in self.linears)
+                and all(values[g.var - 1] == (sum(lit(x) for x in g.lits) >= g.k) for g in self.thresholds))
 
     # -- which solvers' languages hold it ----------------------------------------------------------
     @property
@@ -109,11 +125,12 @@ class BoolModel:
         return any(c.k > 1 for c in self.cards)
 
     def fits(self, solver: str) -> bool:
-        """Whether :mod:`.programs` can state this model for ``solver``."""
+        """Whether :mod:`.programs` can state this model for ``solver`` (a threshold gate is an
+        equivalence with a cardinality bound, which python-sat's encodings state one way only)."""
         if solver == "python-sat":
-            return not self.weighted
+            return not self.weighted and not self.thresholds
         if solver == "sympy":
-            return not self.weighted and not self.wide_cards
+            return not self.weighted and not self.wide_cards and not self.thresholds
         return True
 
 
@@ -131,11 +148,55 @@ def brute_force_count(model: BoolModel) -> int:
 
 
 def solve_count(model: BoolModel, *, limit: int | None = None, time_limit_s: float = 30.0) -> tuple[int, list[bool] | None, bool]:
-    """``(count, a model or None, exact)`` by CP-SAT in this process, single-threaded and seeded
-    (the generator's ground truth; the programs of :mod:`.programs` are the sandbox's).
+    """``(count, a model or None, exact)`` in this process (the generator's ground truth; the
+    programs of :mod:`.programs` are the sandbox's): python-sat (Glucose 4, cardinality by
+    sequential counters, models blocked on the decision variables) where it states the model, a
+    few microseconds per solve; CP-SAT, single-threaded and seeded, for weighted sums and
+    threshold gates. Both are checked against :func:`brute_force_count` (tests).
 
     ``limit``: stop counting after that many (``exact`` False when reached); a time limit that
-    runs out also gives ``exact`` False. The witness is the first model found."""
+    runs out (CP-SAT) also gives ``exact`` False. The witness is the first model found."""
+    if model.fits("python-sat"):
+        return _pysat_count(model, limit)
+    return _cpsat_count(model, limit, time_limit_s)
+
+
+def _pysat_count(model: BoolModel, limit: int | None) -> tuple[int, list[bool] | None, bool]:
+    from pysat.card import CardEnc, EncType
+    from pysat.formula import IDPool
+    from pysat.solvers import Solver
+
+    n = len(model.names)
+    pool = IDPool(start_from=n + 1)
+    clauses = [list(c.lits) for c in model.clauses]
+    enc = {"<=": CardEnc.atmost, ">=": CardEnc.atleast, "==": CardEnc.equals}
+    for c in model.cards:
+        if c.op in (">=", "==") and c.k > len(c.lits):
+            return 0, None, True  # more true literals than there are
+        if c.op == ">=" and c.k <= 0:
+            continue
+        if c.op in ("<=", "==") and c.k == 0:
+            clauses += [[-x] for x in c.lits]
+            continue
+        clauses += enc[c.op](lits=list(c.lits), bound=c.k, vpool=pool, encoding=EncType.seqcounter).clauses
+    if any(not c for c in clauses):
+        return 0, None, True
+    count, first = 0, None
+    with Solver(name="g4", bootstrap_with=clauses) as solver:
+        while solver.solve():
+            got = solver.get_model()
+            values = [lit > 0 for lit in got[:n]] if len(got) >= n else \
+                [v in set(got) for v in range(1, n + 1)]
+            count += 1
+            if first is None:
+                first = values
+            if limit is not None and count >= limit:
+                return count, first, False
+            solver.add_clause([-(i + 1) if v else i + 1 for i, v in enumerate(values)])
+    return count, first, True
+
+
+def _cpsat_count(model: BoolModel, limit: int | None, time_limit_s: float) -> tuple[int, list[bool] | None, bool]:
     from ortools.sat.python import cp_model
 
     m = cp_model.CpModel()
@@ -153,6 +214,10 @@ def solve_count(model: BoolModel, *, limit: int | None = None, time_limit_s: flo
         add(sum(lit(x) for x in c.lits), c.op, c.k)
     for c in model.linears:
         add(sum(a * xs[v - 1] for a, v in zip(c.coefs, c.vars)), c.op, c.rhs)
+    for g in model.thresholds:
+        total = sum(lit(x) for x in g.lits)
+        m.Add(total >= g.k).OnlyEnforceIf(xs[g.var - 1])
+        m.Add(total <= g.k - 1).OnlyEnforceIf(xs[g.var - 1].Not())
 
     class _Count(cp_model.CpSolverSolutionCallback):
         def __init__(self):

@@ -38,7 +38,7 @@ def logic_program(solver: str, model: BoolModel, query: str) -> str:
         raise ValueError(f"no program writer for solver {solver!r}; known: {list(_WRITERS)}")
     if not model.fits(solver):
         raise ValueError(f"{solver} does not fit this model (weighted sums: {model.weighted}, "
-                         f"cardinality bounds above one: {model.wide_cards})")
+                         f"cardinality bounds above one: {model.wide_cards}, threshold gates: {bool(model.thresholds)})")
     for name in model.names:
         if not name.isidentifier():
             raise ValueError(f"variable name {name!r} is not a Python identifier")
@@ -92,6 +92,9 @@ def _z3(model: BoolModel, query: str) -> str:
     for c in model.linears:
         terms = ", ".join(f"({model.names[v - 1]}, {a})" for a, v in zip(c.coefs, c.vars))
         lines.append(f"solver.add({pb[c.op]}([{terms}], {c.rhs}))")
+    for g in model.thresholds:
+        terms = ", ".join(f"({t}, 1)" for t in _names(model, g.lits, lambda n: f"Not({n})"))
+        lines.append(f"solver.add({model.names[g.var - 1]} == PbGe([{terms}], {g.k}))")
     lines.append("")
     if query == "counting":
         lines += ["count = 0", "while solver.check() == sat:", "    model = solver.model()", "    count += 1",
@@ -107,7 +110,7 @@ def _z3(model: BoolModel, query: str) -> str:
 
 # ----------------------------------------------------------------------------- pysmt
 def _pysmt(model: BoolModel, query: str) -> str:
-    lines = ["from pysmt.shortcuts import GE, LE, Equals, Int, Ite, Not, Or, Plus, Solver, Symbol",
+    lines = ["from pysmt.shortcuts import GE, LE, Equals, Iff, Int, Ite, Not, Or, Plus, Solver, Symbol",
              "from pysmt.typing import BOOL", ""]
     lines += [f'{n} = Symbol("{n}", BOOL)' for n in model.names]
     lines += [_var_list(model), "", "constraints = ["]
@@ -120,6 +123,9 @@ def _pysmt(model: BoolModel, query: str) -> str:
     for c in model.linears:
         terms = ", ".join(f"Ite({model.names[v - 1]}, Int({a}), Int(0))" for a, v in zip(c.coefs, c.vars))
         lines.append(f"    {cmp[c.op]}(Plus([{terms}]), Int({c.rhs})),")
+    for g in model.thresholds:
+        terms = ", ".join(f"Ite({t}, Int(1), Int(0))" for t in _names(model, g.lits, lambda n: f"Not({n})"))
+        lines.append(f"    Iff({model.names[g.var - 1]}, GE(Plus([{terms}]), Int({g.k}))),")
     lines += ["]", "", 'with Solver(name="z3") as solver:', "    for constraint in constraints:",
               "        solver.add_assertion(constraint)"]
     if query == "counting":
@@ -174,6 +180,10 @@ def _ortools(model: BoolModel, query: str) -> str:
     for c in model.linears:
         terms = " + ".join(f"{a} * {model.names[v - 1]}" for a, v in zip(c.coefs, c.vars))
         lines.append(f"model.Add({terms} {_PY_OP[c.op]} {c.rhs})")
+    for g in model.thresholds:
+        terms, out = " + ".join(_names(model, g.lits, lambda n: f"(1 - {n})")), model.names[g.var - 1]
+        lines += [f"model.Add({terms} >= {g.k}).OnlyEnforceIf({out})",
+                  f"model.Add({terms} <= {g.k - 1}).OnlyEnforceIf({out}.Not())"]
     lines += ["", "solver = cp_model.CpSolver()", "solver.parameters.num_workers = 1"]
     if query == "counting":
         lines += ["solver.parameters.enumerate_all_solutions = True", "",

@@ -37,6 +37,7 @@ class CliqueProblem(LogicProblem):
     name = "clique"
     category = "graph"
     Knobs = CliqueKnobs
+    levels = ({"n": 6, "k": 3}, {"n": 8, "k": 4}, {"n": 10, "k": 4})
     solvers = ("z3", "pysmt", "python-sat", "ortools")
     unfit = {"sympy": "'exactly K vertices' is a cardinality bound above one, which has no compact form in "
                       "sympy's Boolean algebra"}

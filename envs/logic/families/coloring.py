@@ -40,6 +40,7 @@ class ColoringProblem(LogicProblem):
     name = "graph-coloring"
     category = "graph"
     Knobs = ColoringKnobs
+    levels = ({"n": 5, "k": 3}, {"n": 6, "k": 3}, {"n": 7, "k": 3})
     witness_noun = "a colouring of the vertices with the K colours in which no edge joins two vertices of the same colour"
     count_noun = "such colourings (assignments of a colour to each numbered vertex)"
 

@@ -11,7 +11,7 @@ from ..model import BoolModel
 from ..witness import parse_ints
 from .graphs import int_knob
 
-__all__ = ["LatinKnobs", "LatinSquareProblem", "grid_text"]
+__all__ = ["LatinKnobs", "LatinSquareProblem", "grid_text", "latin_violation"]
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,8 @@ def grid_text(grid: list[list[int]]) -> str:
     return "\n".join(" ".join(str(v) if v else "." for v in row) for row in grid)
 
 
-def _latin(grid: list[list[int]]) -> str | None:
+def latin_violation(grid: list[list[int]]) -> str | None:
+    """Why ``grid`` is not a latin square (a row or column without every symbol once), or ``None``."""
     n = len(grid)
     for i in range(n):
         if sorted(grid[i]) != list(range(1, n + 1)):
@@ -50,6 +51,7 @@ class LatinSquareProblem(LogicProblem):
     name = "latin-square"
     category = "puzzle"
     Knobs = LatinKnobs
+    levels = ({"n": 3, "given": 4}, {"n": 4, "given": 6}, {"n": 4, "given": 8})
     witness_noun = "a completion of the grid in which every row and every column holds each symbol exactly once"
     count_noun = "such completions"
 
@@ -126,7 +128,7 @@ class LatinSquareProblem(LogicProblem):
             for c in range(n):
                 if g[r][c] and witness[r][c] != g[r][c]:
                     return f"the given {g[r][c]} in row {r}, column {c} was changed"
-        return _latin(witness)
+        return latin_violation(witness)
 
     def witness_from_true(self, data, true):
         n = data["n"]

@@ -46,6 +46,7 @@ class SubsetSumProblem(LogicProblem):
     name = "subset-sum"
     category = "integer programming"
     Knobs = SubsetSumKnobs
+    levels = ({"n": 6}, {"n": 8}, {"n": 10})
     solvers = ("z3", "pysmt", "ortools")
     unfit = {"python-sat": "a weighted sum needs python-sat's pb extra (pindakaas), which the sandbox does not hold",
              "sympy": "a weighted sum has no compact form in sympy's Boolean algebra"}
