@@ -3,7 +3,9 @@ each, into a resumable run directory and a report; several such runs side by sid
 
 ``eval --env ENV --agent AGENT --out DIR [...]`` runs :func:`solvergym.evaluation.run_eval` and
 writes the report (:func:`solvergym.evaluation.write_report`); ``eval compare RUN... [--out DIR]``
-puts finished runs in one table (:func:`solvergym.evaluation.report.compare`). ``compare`` is a
+puts finished runs in one table (:func:`solvergym.evaluation.report.compare`); ``eval logic-suite
+--agent AGENT --out DIR [--mode tool]`` runs one agent on every Synthetic-Logic (family, query[,
+solver]) (:func:`solvergym.evaluation.logic_suite.run_logic_suite`). ``compare`` is a
 subcommand of ``eval`` whose options live on ``eval`` itself, so ``--env``, ``--agent`` and
 ``--out`` cannot be argparse-required (they would be demanded of ``compare`` too): ``eval``
 checks them when it runs and reports a missing one as argparse would. A run directory another
@@ -15,14 +17,19 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
+from ..envs.logic import FAMILIES as LOGIC_FAMILIES
+from ..envs.logic import QUERIES as LOGIC_QUERIES
 from ..evaluation import EvalConfig, run_eval, write_report
+from ..evaluation.logic_suite import MODES as LOGIC_MODES
+from ..evaluation.logic_suite import run_logic_suite
 from ..evaluation.records import RunLocked
 from ..evaluation.report import compare
 from ..kv import parse_kv
 from .args import env_id, raised_in_user_code
 
-__all__ = ["add_parser", "cmd_eval", "cmd_compare"]
+__all__ = ["add_parser", "cmd_eval", "cmd_compare", "cmd_logic_suite"]
 
 USAGE = ("%(prog)s --env ENV --agent AGENT --out OUT [options]\n"
          "       %(prog)s compare RUN_DIR [RUN_DIR ...] [--out DIR]")
@@ -91,6 +98,20 @@ def cmd_compare(args) -> int:
     return 0
 
 
+def cmd_logic_suite(args) -> int:
+    try:
+        run_logic_suite(args.agent, args.out, mode=args.mode, instances=args.instances, families=args.families,
+                        queries=args.queries, temperature=args.temperature, max_new_tokens=args.max_new_tokens,
+                        progress=not args.no_progress)
+    except (ValueError, TypeError, RunLocked) as e:
+        if raised_in_user_code(e):
+            raise
+        raise SystemExit(f"solvergym eval logic-suite: {e}") from None
+    print((Path(args.out) / "logic_suite.md").read_text())
+    print(f"wrote {Path(args.out) / 'logic_suite.md'} and {Path(args.out) / 'logic_suite.json'}")
+    return 0
+
+
 def add_parser(sub) -> None:
     """Add ``eval`` (with its ``compare`` subcommand) to the ``solvergym`` subcommands."""
     e = sub.add_parser("eval", help="evaluate an agent: pass@k / avg@k / maj@k per level, resumable (JSONL + report); "
@@ -127,7 +148,7 @@ def add_parser(sub) -> None:
     e.add_argument("--json", action="store_true", help="also print the overall metrics as JSON")
     e.set_defaults(fn=lambda args: cmd_eval(args, e))
 
-    commands = e.add_subparsers(title="subcommands", dest="eval_command", metavar="{compare}", prog=e.prog)
+    commands = e.add_subparsers(title="subcommands", dest="eval_command", metavar="{compare,logic-suite}", prog=e.prog)
     c = commands.add_parser("compare", help="several runs side by side in one table (and a pass@1 bar chart)",
                             description="Several runs of solvergym eval in one table: each run's env, agent, n, "
                                         "seeds and every metric the runs share at their common ks; with --out "
@@ -135,3 +156,19 @@ def add_parser(sub) -> None:
     c.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories of solvergym eval")
     c.add_argument("--out", default=None, help="write compare.md, compare.json and compare.png here")
     c.set_defaults(fn=cmd_compare)
+
+    c = commands.add_parser("logic-suite", help="one agent on every Synthetic-Logic family x query (x solver in tool "
+                                                "mode): accuracy per cell and per category",
+                            description="Evaluate one agent on every Synthetic-Logic (family, query) of "
+                                        "SolverLogic-v0, and with --mode tool on every solver that fits: one resumable "
+                                        "eval run per cell under --out, logic_suite.md and logic_suite.json.")
+    c.add_argument("--agent", required=True, help="an agent spec, as for solvergym eval")
+    c.add_argument("--out", required=True, help="the suite's directory (one run directory per cell inside)")
+    c.add_argument("--mode", choices=list(LOGIC_MODES), default="single", help="single turn or SAT-RL's tool use")
+    c.add_argument("--instances", type=int, default=10, help="generated instances per cell")
+    c.add_argument("--families", nargs="+", choices=list(LOGIC_FAMILIES), default=None, help="default: all")
+    c.add_argument("--queries", nargs="+", choices=list(LOGIC_QUERIES), default=None, help="default: all")
+    c.add_argument("--temperature", type=float, default=None, help="model agents (0: greedy)")
+    c.add_argument("--max-new-tokens", type=int, default=256, help="generation budget of one turn (model agents)")
+    c.add_argument("--no-progress", action="store_true")
+    c.set_defaults(fn=cmd_logic_suite)

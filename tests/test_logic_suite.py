@@ -5,6 +5,7 @@ without a solver) accepts the oracle and rejects one changed element, counts equ
 decisions are balanced, and the oracle earns the full reward single-turn and in tool mode."""
 from __future__ import annotations
 
+import json
 import warnings
 
 import gymnasium as gym
@@ -297,3 +298,25 @@ def test_the_readme_table_lists_every_family_with_its_category_knobs_and_solvers
         assert row is not None, name
         assert row.rstrip().endswith(f"| {', '.join(cls.solvers)} |"), row
         assert all(f"`{k}`={v}" in row for k, v in cls.Knobs.defaults().items()), row
+
+
+def test_the_suite_report_gives_a_cell_per_family_query_and_solver(pool, tmp_path):
+    from solvergym.cli.main import main
+    from solvergym.evaluation.logic_suite import run_logic_suite
+
+    oracle = run_logic_suite("oracle", tmp_path / "o", instances=3, families=["clique", "futoshiki"], progress=False)
+    assert [(r["family"], r["query"]) for r in oracle["cells"]] == [(f, q) for f in ("clique", "futoshiki") for q in QUERIES]
+    assert all(r["accuracy"] == 1.0 and r["reward"] == pytest.approx(1.1) for r in oracle["cells"])
+    assert oracle["categories"] == {"graph": 1.0, "puzzle": 1.0}
+    random = run_logic_suite("random", tmp_path / "r", instances=8, families=["clique"], queries=["solving", "counting"],
+                             progress=False)
+    assert all(r["accuracy"] < 1.0 for r in random["cells"])  # a guess is not the oracle
+    # tool mode: one cell per fitting solver, each a resumable eval run under the suite's directory
+    assert main(["eval", "logic-suite", "--agent", "oracle", "--mode", "tool", "--out", str(tmp_path / "t"),
+                 "--instances", "1", "--families", "subset-sum", "--queries", "counting", "--no-progress"]) == 0
+    tool = json.loads((tmp_path / "t" / "logic_suite.json").read_text())
+    assert [r["solver"] for r in tool["cells"]] == list(family_class("subset-sum").solvers)
+    assert all(r["reward"] == pytest.approx(1.2) for r in tool["cells"])
+    assert (tmp_path / "t" / "subset-sum" / "counting" / "z3" / "records.jsonl").exists()
+    with pytest.raises(ValueError, match="unknown families"):
+        run_logic_suite("oracle", tmp_path / "x", families=["cliq"])
