@@ -43,6 +43,9 @@ CASES: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("or", "SolverOR-v0", {}),
     ("or-revise", "SolverOR-v0", {"max_turns": 2}),
     ("tool-or", "SolverTool-v0", {"task": "or"}),
+    ("logic", "SolverLogic-v0", {}),
+    ("logic-counting-sudoku", "SolverLogic-v0", {"family": "sudoku", "query": "counting"}),
+    ("tool-logic-tsp", "SolverTool-v0", {"task": "tsp", "query": "solving"}),
 )
 #: envs whose constructor takes the sandbox pool the golden run shares
 POOLED = ("SolverTool-v0", "SolverOR-v0")
