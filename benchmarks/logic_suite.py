@@ -13,7 +13,8 @@ reasoning-gym's generators of the families both suites have; and cross-solver ag
    >= 10x). reasoning-gym's items carry one solution and no label or count.
 3. Agreement (``--agreement-seeds``, 0 to skip): every fitting solver's ground-truth program run
    in the sandbox on that many seeds per (family, query); the share of runs that answered as the
-   in-process truth, and the pairs of solvers that ever disagreed.
+   in-process truth (solving: a model, whose witness passes the family's verifier), and the pairs
+   of solvers that ever disagreed.
 
 Prints the tables and writes ``logic_suite.json``.
 """
@@ -23,7 +24,6 @@ import argparse
 import json
 import platform
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -34,6 +34,7 @@ except ImportError:  # run from a checkout without installing: the root is the p
 import gymnasium as gym
 from tqdm import tqdm
 
+from solvergym.benchmarks.logic_generation import rate
 from solvergym.envs.logic import FAMILIES, QUERIES
 from solvergym.envs.logic.family import family_class
 from solvergym.envs.logic.programs import logic_program, read_output
@@ -51,18 +52,9 @@ PEERS = (
 )
 
 
-def best_rate(fn, count: int, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return count / best
-
-
 def ours(family: str, query: str, count: int, repeat: int, **knobs) -> float:
     env = gym.make("SolverLogic-v0", family=family, query=query, **knobs)
-    return best_rate(lambda: [env.reset(seed=s) for s in range(count)], count, repeat)
+    return rate(lambda: [env.reset(seed=s) for s in range(count)], count, repeat)
 
 
 def rates(count: int, repeat: int) -> list[dict]:
@@ -88,7 +80,7 @@ def peers(count: int, repeat: int) -> list[dict]:
                 ds[i]
 
         mine = ours(family, "solving", count, repeat, **knobs)
-        other = best_rate(theirs, count, repeat)
+        other = rate(theirs, count, repeat)
         rows.append({"family": family, "ours": mine, "peer": f"reasoning-gym {name}", "theirs": other,
                      "ratio": mine / other, "setting": json.dumps(knobs)})
     return rows
@@ -105,19 +97,24 @@ def agreement(seeds: int) -> tuple[list[dict], int]:
                 inst = env.unwrapped.instance
                 model = cls.encode(inst.data)
                 truth = {"count": inst.count} if query == "counting" else {"sat": inst.satisfiable}
-                jobs += [(family, query, seed, s, logic_program(s, model, query), truth) for s in cls.solvers]
+                if query == "solving":  # and the witness it printed passes the family's verifier
+                    truth["witness_ok"] = True
+                jobs += [(family, query, seed, s, logic_program(s, model, query), truth, inst.data) for s in cls.solvers]
     rows: dict[tuple[str, str], dict] = {}
     answers: dict[tuple, dict] = {}
     with SandboxPool() as pool, ThreadPoolExecutor(pool.size) as ex:
+        problems = {f: family_class(f)(query="solving") for f in FAMILIES}
+
         def run(job):
-            family, query, seed, solver, program, truth = job
+            family, query, seed, solver, program, truth, data = job
             r = pool.run(program)
             out = read_output(r.stdout, query) if r.ok else None
             if out is not None and query == "solving":
-                out = {"sat": out["sat"]}
+                found = problems[family].witness_from_true(data, set(out.get("true", [])))
+                out = {"sat": out["sat"], "witness_ok": problems[family].check_witness(data, found) is None}
             return job, r.status, out
 
-        for (family, query, seed, solver, _, truth), status, out in tqdm(ex.map(run, jobs), total=len(jobs),
+        for (family, query, seed, solver, _, truth, _), status, out in tqdm(ex.map(run, jobs), total=len(jobs),
                                                                          desc="agreement", unit="run"):
             row = rows.setdefault((family, query), {"family": family, "query": query, "runs": 0, "agree": 0,
                                                     "timeouts": 0, "disagreeing_pairs": set()})

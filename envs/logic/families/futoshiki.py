@@ -8,11 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...problem import Knobs
-from ..family import LogicProblem
-from ..model import BoolModel
-from ..witness import parse_ints
 from .graphs import int_knob
-from .latin import LatinSquareProblem, latin_violation, grid_text
+from .latin import LatinSquareProblem, grid_text
 
 __all__ = ["FutoshikiKnobs", "FutoshikiProblem", "adjacent_pairs"]
 
@@ -46,8 +43,9 @@ def _cell(cell) -> str:
     return f"(row {cell[0]}, column {cell[1]})"
 
 
-class FutoshikiProblem(LogicProblem):
-    """Futoshiki as decision / solving / counting (``SolverLogic-v0(family="futoshiki")``)."""
+class FutoshikiProblem(LatinSquareProblem):
+    """Futoshiki as decision / solving / counting (``SolverLogic-v0(family="futoshiki")``): a latin
+    square with clues, so the latin square's variables, witness layout and verifier, plus the clues."""
 
     name = "futoshiki"
     category = "puzzle"
@@ -77,7 +75,7 @@ class FutoshikiProblem(LogicProblem):
         return out
 
     def random_data(self, knobs, rng):
-        grid = LatinSquareProblem.random_data(self, knobs, rng)["grid"]  # givens that clash with none
+        grid = super().random_data(knobs, rng)["grid"]  # givens that clash with none
         return {"n": knobs.n, "grid": grid, "ineq": self._clues(knobs.n, knobs.inequalities, grid, rng)}
 
     def planted_data(self, knobs, rng):
@@ -113,18 +111,8 @@ class FutoshikiProblem(LogicProblem):
 
     @classmethod
     def encode(cls, data):
-        n, g = data["n"], data["grid"]
-        m = BoolModel([f"x_{r}_{c}_{s}" for r in range(n) for c in range(n) for s in range(1, n + 1)])
-        for a in range(n):
-            for b in range(1, n + 1):
-                m.card([_x(a, c, b, n) for c in range(n)], "==", 1)  # row a holds symbol b once
-                m.card([_x(r, a, b, n) for r in range(n)], "==", 1)  # column a holds symbol b once
-            for c in range(n):
-                m.card([_x(a, c, s, n) for s in range(1, n + 1)], "==", 1)  # cell (a, c) holds one symbol
-        for r in range(n):
-            for c in range(n):
-                if g[r][c]:
-                    m.clause([_x(r, c, g[r][c], n)])
+        n = data["n"]
+        m = LatinSquareProblem.encode({"n": n, "grid": data["grid"]})
         for (r1, c1), (r2, c2) in data["ineq"]:  # (r1, c1) < (r2, c2): no pair u >= w
             for u in range(1, n + 1):
                 for w in range(1, u + 1):
@@ -139,53 +127,16 @@ class FutoshikiProblem(LogicProblem):
                 f"(the symbol in the first cell is smaller than the symbol in the second):\n{clues}\nFill every blank "
                 f"so that each row and each column holds every symbol exactly once and every clue holds.")
 
-    def mapping(self, data):
-        n = data["n"]
-        return {f"x_{r}_{c}_{s}": f"the cell in row {r}, column {c} holds {s}"
-                for r in range(n) for c in range(n) for s in range(1, n + 1)}
-
     def describe_data(self, data):
         return {"n": data["n"], "given": sum(1 for row in data["grid"] for v in row if v),
                 "inequalities": len(data["ineq"])}
 
     @classmethod
     def check_witness(cls, data, witness):
-        n, g = data["n"], data["grid"]
-        if not (isinstance(witness, list) and len(witness) == n
-                and all(isinstance(row, list) and len(row) == n for row in witness)):
-            return f"a completion here is {n} rows of {n} symbols"
-        if any(not isinstance(v, int) for row in witness for v in row):
-            return "a cell holds a whole number"
-        for r in range(n):
-            for c in range(n):
-                if g[r][c] and witness[r][c] != g[r][c]:
-                    return f"the given {g[r][c]} in row {r}, column {c} was changed"
-        bad = latin_violation(witness)
+        bad = LatinSquareProblem.check_witness({"n": data["n"], "grid": data["grid"]}, witness)
         if bad:
             return bad
         for (r1, c1), (r2, c2) in data["ineq"]:
             if not witness[r1][c1] < witness[r2][c2]:
                 return f"the clue {_cell((r1, c1))} < {_cell((r2, c2))} is broken ({witness[r1][c1]} >= {witness[r2][c2]})"
         return None
-
-    def witness_from_true(self, data, true):
-        n = data["n"]
-        return [[next((s for s in range(1, n + 1) if f"x_{r}_{c}_{s}" in true), 0) for c in range(n)] for r in range(n)]
-
-    def true_from_witness(self, data, witness):
-        return {f"x_{r}_{c}_{s}" for r, row in enumerate(witness) for c, s in enumerate(row)}
-
-    def parse_witness(self, data, text):
-        n = data["n"]
-        flat, why = parse_ints(text, length=n * n)
-        return ([flat[r * n:(r + 1) * n] for r in range(n)], "") if flat is not None else (None, why)
-
-    def format_witness(self, data, witness):
-        return "\n".join(" ".join(str(v) for v in row) for row in witness)
-
-    def witness_hint(self, data):
-        return f"```answer <the {data['n']} rows of the filled grid, one row per line, symbols separated by spaces>```"
-
-    def random_witness(self, data, rng):
-        n = data["n"]
-        return "\n".join(" ".join(str(int(v)) for v in rng.integers(1, n + 1, size=n)) for _ in range(n))

@@ -13,7 +13,7 @@ from ..model import BoolModel
 from ..witness import format_ints, parse_ints
 from .graphs import int_knob
 
-__all__ = ["SetCoverKnobs", "SetCoverProblem", "random_sets", "check_sets", "sets_text"]
+__all__ = ["SetCoverKnobs", "SetCoverProblem", "SetSelectionProblem", "random_sets", "check_sets", "sets_text"]
 
 #: the largest universe and family an instance read from a record may have
 MAX_U, MAX_M = 30, 30
@@ -73,7 +73,34 @@ def chosen_sets(data: dict, witness) -> set[int] | str:
     return set(witness) if len(set(witness)) == len(witness) else "a set number is listed twice"
 
 
-class SetCoverProblem(LogicProblem):
+class SetSelectionProblem(LogicProblem):
+    """What the two set families share: a universe, numbered sets, a choice of them as the
+    witness (variable ``x_i``: set i is chosen)."""
+
+    def selection_data(self, knobs, sets) -> dict:
+        return {"u": knobs.u, "k": knobs.k, "sets": [sorted(s) for s in sets]}
+
+    def statement(self, data):
+        return (f"The universe is the elements 0 to {data['u'] - 1}. There are {len(data['sets'])} sets, numbered "
+                f"0 to {len(data['sets']) - 1}: {sets_text(data['sets'])}. K = {data['k']}.")
+
+    def mapping(self, data):
+        return {f"x_{i}": f"set {i} ({{{', '.join(map(str, s))}}}) is chosen" for i, s in enumerate(data["sets"])}
+
+    def describe_data(self, data):
+        return {"u": data["u"], "m": len(data["sets"]), "k": data["k"]}
+
+    def witness_from_true(self, data, true):
+        return [i for i in range(len(data["sets"])) if f"x_{i}" in true]
+
+    def true_from_witness(self, data, witness):
+        return {f"x_{i}" for i in witness}
+
+    def format_witness(self, data, witness):
+        return format_ints(sorted(witness))
+
+
+class SetCoverProblem(SetSelectionProblem):
     """Set Cover as decision / solving / counting (``SolverLogic-v0(family="set-cover")``)."""
 
     name = "set-cover"
@@ -92,11 +119,8 @@ class SetCoverProblem(LogicProblem):
                 sets[int(rng.integers(knobs.m))].add(e)
         return sets
 
-    def _data(self, knobs, sets) -> dict:
-        return {"u": knobs.u, "k": knobs.k, "sets": [sorted(s) for s in sets]}
-
     def random_data(self, knobs, rng):
-        return self._data(knobs, self._family(knobs, rng))
+        return self.selection_data(knobs, self._family(knobs, rng))
 
     def planted_data(self, knobs, rng):
         sets = self._family(knobs, rng)
@@ -104,7 +128,7 @@ class SetCoverProblem(LogicProblem):
         for e in range(knobs.u):  # each element the chosen sets miss joins one of them
             if not any(e in sets[i] for i in chosen):
                 sets[chosen[int(rng.integers(knobs.k))]].add(e)
-        return self._data(knobs, sets)
+        return self.selection_data(knobs, sets)
 
     @classmethod
     def check_data(cls, data):
@@ -124,16 +148,6 @@ class SetCoverProblem(LogicProblem):
                 m.clause([-1])
         return m
 
-    def statement(self, data):
-        return (f"The universe is the elements 0 to {data['u'] - 1}. There are {len(data['sets'])} sets, numbered "
-                f"0 to {len(data['sets']) - 1}: {sets_text(data['sets'])}. K = {data['k']}.")
-
-    def mapping(self, data):
-        return {f"x_{i}": f"set {i} ({{{', '.join(map(str, s))}}}) is chosen" for i, s in enumerate(data["sets"])}
-
-    def describe_data(self, data):
-        return {"u": data["u"], "m": len(data["sets"]), "k": data["k"]}
-
     @classmethod
     def check_witness(cls, data, witness):
         chosen = chosen_sets(data, witness)
@@ -145,17 +159,8 @@ class SetCoverProblem(LogicProblem):
         missed = [e for e in range(data["u"]) if e not in covered]
         return f"element {missed[0]} is in none of the chosen sets" if missed else None
 
-    def witness_from_true(self, data, true):
-        return [i for i in range(len(data["sets"])) if f"x_{i}" in true]
-
-    def true_from_witness(self, data, witness):
-        return {f"x_{i}" for i in witness}
-
     def parse_witness(self, data, text):
         return parse_ints(text)
-
-    def format_witness(self, data, witness):
-        return format_ints(sorted(witness))
 
     def witness_hint(self, data):
         return "```answer <the chosen set numbers, separated by spaces>```"

@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from ...problem import Knobs
-from ..family import LogicProblem
 from ..model import BoolModel
 from ..witness import format_ints, parse_ints
 from .graphs import int_knob
-from .set_cover import MAX_M, MAX_U, check_sets, chosen_sets, random_sets, sets_text
+from .set_cover import MAX_M, MAX_U, SetSelectionProblem, check_sets, chosen_sets, random_sets
 
 __all__ = ["SetPackingKnobs", "SetPackingProblem"]
 
@@ -35,7 +34,7 @@ class SetPackingKnobs(Knobs):
             raise ValueError(f"q must be in (0, 1), got {self.q}")
 
 
-class SetPackingProblem(LogicProblem):
+class SetPackingProblem(SetSelectionProblem):
     """Set Packing as decision / solving / counting (``SolverLogic-v0(family="set-packing")``)."""
 
     name = "set-packing"
@@ -47,15 +46,12 @@ class SetPackingProblem(LogicProblem):
     witness_noun = "a choice of exactly K of the sets, no two of which share an element"
     count_noun = "choices of exactly K sets (by set number, order ignored), no two of which share an element"
 
-    def _data(self, knobs, sets) -> dict:
-        return {"u": knobs.u, "k": knobs.k, "sets": [sorted(s) for s in sets]}
-
     def random_data(self, knobs, rng):
         for _ in range(50):
             sets = random_sets(knobs.u, knobs.m, float(knobs.q), rng)
             if sum(sorted(len(s) for s in sets)[:knobs.k]) <= knobs.u:
                 break
-        return self._data(knobs, sets)
+        return self.selection_data(knobs, sets)
 
     def planted_data(self, knobs, rng):
         for _ in range(50):
@@ -72,7 +68,7 @@ class SetPackingProblem(LogicProblem):
                 if not sets[i] and free:
                     sets[i].add(free.pop(int(rng.integers(len(free)))))
             if all(sets[i] for i in chosen):
-                return self._data(knobs, sets)
+                return self.selection_data(knobs, sets)
         raise RuntimeError(f"set-packing: no planted family at {knobs.as_dict()}")
 
     @classmethod
@@ -89,16 +85,6 @@ class SetPackingProblem(LogicProblem):
                 m.clause([-(i + 1), -(j + 1)])  # two sets that share an element are not both chosen
         return m
 
-    def statement(self, data):
-        return (f"The universe is the elements 0 to {data['u'] - 1}. There are {len(data['sets'])} sets, numbered "
-                f"0 to {len(data['sets']) - 1}: {sets_text(data['sets'])}. K = {data['k']}.")
-
-    def mapping(self, data):
-        return {f"x_{i}": f"set {i} ({{{', '.join(map(str, s))}}}) is chosen" for i, s in enumerate(data["sets"])}
-
-    def describe_data(self, data):
-        return {"u": data["u"], "m": len(data["sets"]), "k": data["k"]}
-
     @classmethod
     def check_witness(cls, data, witness):
         chosen = chosen_sets(data, witness)
@@ -112,17 +98,8 @@ class SetPackingProblem(LogicProblem):
                 return f"sets {i} and {j} share element {min(shared)}"
         return None
 
-    def witness_from_true(self, data, true):
-        return [i for i in range(len(data["sets"])) if f"x_{i}" in true]
-
-    def true_from_witness(self, data, witness):
-        return {f"x_{i}" for i in witness}
-
     def parse_witness(self, data, text):
         return parse_ints(text, length=data["k"])
-
-    def format_witness(self, data, witness):
-        return format_ints(sorted(witness))
 
     def witness_hint(self, data):
         return f"```answer <the {data['k']} chosen set numbers, separated by spaces>```"
