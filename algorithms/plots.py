@@ -72,14 +72,14 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None, title: str | No
     axes[1].set_ylim(-0.02, 1.02)
     axes[2].plot(steps, [r.get("response_length", float("nan")) for r in rows], color="tab:orange")
     axes[2].set_title("policy tokens per episode")
-    for ax, (title, keys) in zip(axes[3:], health_series(rows).items()):
+    for ax, (panel, keys) in zip(axes[3:], health_series(rows).items()):  # not `title`: the figure's
         for key in keys:
             ax.plot(steps, [r.get(key, float("nan")) for r in rows], label=key, lw=1)
         if keys:
             ax.legend(fontsize=8)
-        if title == "entropy and KL":
+        if panel == "entropy and KL":
             ax.set_yscale("symlog", linthresh=1e-3)  # the unclamped KL can be 1e5 times the clamped
-        ax.set_title(title)
+        ax.set_title(panel)
     for ax in axes:
         ax.set_xlabel("step")
         ax.grid(alpha=0.3)

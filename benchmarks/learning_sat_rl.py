@@ -285,7 +285,10 @@ def main(argv=None) -> int:
     print(format_table(shown, [("model", "validation", "s"), ("acc", "accuracy", ".3f"), ("se", "SE", ".3f"),
                                ("z", "(acc - random) / SE", "s"), *((k, h, "s") for k, h in written_cols.items())]))
     title = (f"{ENV} sat (2,5,8) sympy, {n_val} validation formulas\nSmolLM2-135M: {a.n_sft} SFT traces, "
-             f"then {a.preset} (lr {a.lr:g}), CPU")
+             f"then {a.preset} (lr {a.lr:g}"
+             + (f", equivalence_rule={a.equivalence_rule}" if a.equivalence_rule != "exact" else "")
+             + (f", filter on {a.filter_metric}" if a.filter_metric else "")
+             + (f", kl_coef {a.kl_coef:g}" if a.kl_coef is not None else "") + "), CPU")
     plot(out / "learning_sat_rl.png", [r for r in table if "updates" in r], train, level, base, title)
     summary = {"settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()},
                "env": ENV, "env_kwargs": env_kwargs, "data": files, "random": random, "random_exact": level,

@@ -43,3 +43,20 @@ def test_the_run_plot_draws_the_health_metrics(tmp_path):
         "shares per step": ["frac_reward_zero_std", "filter_dropped", "filter_dropped/none_correct", "clipped_ratio"],
         "entropy and KL": ["entropy", "kl", "kl_unclamped"]}
     assert plot_run(tmp_path).stat().st_size > 10_000
+
+
+def test_the_run_plot_keeps_the_title_it_is_given(tmp_path, monkeypatch):
+    import json
+
+    from matplotlib.figure import Figure
+
+    from solvergym.algorithms.plots import plot_run
+
+    rows = [{"step": i, "reward": 0.1, "accuracy": 0.5, "entropy": 1.0, "kl": 0.0} for i in range(2)]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    titles = []
+    real = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda self, *a, **k: (titles.append(self._suptitle.get_text()), real(self, *a, **k)))
+    plot_run(tmp_path, title="my run")
+    plot_run(tmp_path)
+    assert titles == ["my run", str(tmp_path)]  # a health panel's name once overwrote it
