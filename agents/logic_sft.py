@@ -8,8 +8,8 @@ timeouts during ground-truth execution ... split into 1,260 training and 139 tes
 solver that fits the family, ``per_combo`` instances cycling through the family's difficulty
 levels (``LogicProblem.levels``); each is played by the oracle in ``SolverTool-v0`` (a
 ``<tool_call>`` with the ground-truth program, the sandbox's output, then the answer) and kept
-when it earned every reward; an episode whose program timed out or failed in the sandbox is
-discarded and counted in the manifest (``discarded``). Decisions are exactly balanced within each
+when it earned every reward and its program printed the truth; an episode whose program timed
+out, failed or printed anything else is discarded and listed in the manifest (``discarded``). Decisions are exactly balanced within each
 combination (labels alternate). The records are split ``test_fraction`` to test, the same seed
 writing the same bytes.
 
@@ -31,11 +31,12 @@ from tqdm import tqdm
 from ..envs.datafiles import write_jsonl
 from ..envs.logic import FAMILIES, QUERIES
 from ..envs.logic.family import family_class
+from ..envs.logic.programs import read_output
 from ..envs.modes.tool import SolverToolEnv
 from ..sandbox import SandboxPool
 from .scripted import SolverToolOracle, play_episode
 
-__all__ = ["build_synthetic_logic", "logic_combinations"]
+__all__ = ["build_synthetic_logic", "logic_combinations", "output_agrees"]
 
 _FULL_MARKS = {"format": 0.1, "correct": 1.0, "tool": 0.1}
 
@@ -46,6 +47,23 @@ def logic_combinations(families: Sequence[str] | None = None) -> list[tuple[str,
     return [(f, q, s) for f in names for q in QUERIES for s in family_class(f).solvers]
 
 
+def output_agrees(problem, inst, messages: list[dict]) -> bool:
+    """Whether the ground-truth program's output (the last tool response) is the truth the answer
+    states: the oracle answers from the truth, so a trajectory whose program printed otherwise
+    would teach a model to contradict its tool."""
+    responses = [m["content"] for m in messages if m["role"] == "user" and "<tool_response>" in m["content"]]
+    if not responses:
+        return False
+    out = read_output(responses[-1].split("stdout:", 1)[-1].split("</tool_response>")[0], inst.query)
+    if out is None:
+        return False
+    if inst.query == "counting":
+        return out["count"] == inst.count
+    if out["sat"] != inst.satisfiable:
+        return False
+    return inst.query == "decision" or problem.check_witness(inst.data, problem.witness_from_true(inst.data, set(out["true"]))) is None
+
+
 def _episode(family: str, query: str, solver: str, seed: int, level: dict, label: bool | None,
              pool: SandboxPool) -> dict[str, Any]:
     kwargs = {} if label is None else {"sat_ratio": 1.0 if label else 0.0}
@@ -53,10 +71,12 @@ def _episode(family: str, query: str, solver: str, seed: int, level: dict, label
     try:
         played = play_episode(env, SolverToolOracle(), seed=seed, options={"difficulty": level} if level else None)
         inst, info = env.instance, played["info"]
+        components = {k: round(v, 6) for k, v in played["reward_components"].items()}
+        if not output_agrees(env.problem, env.problem_instance(), played["messages"]):
+            components["output"] = 0.0  # the program printed something else than the truth: discarded
         return {"family": family, "category": FAMILIES[family][1], "query": query, "solver": solver,
                 "instance_id": inst.instance_id, "difficulty": info["difficulty"], "messages": played["messages"],
-                "reward": round(played["reward"], 6),
-                "reward_components": {k: round(v, 6) for k, v in played["reward_components"].items()}}
+                "reward": round(played["reward"], 6), "reward_components": components}
     finally:
         env.close()
 

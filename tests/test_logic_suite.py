@@ -154,7 +154,7 @@ def test_counts_equal_brute_force(family):
 
 
 def test_both_in_process_counters_equal_brute_force_on_random_models():
-    from solvergym.envs.logic.model import BoolModel, _cpsat_count, _pysat_count
+    from solvergym.envs.logic.model import BoolModel, cpsat_count, pysat_count
 
     rng = np.random.default_rng(0)
     for trial in range(60):
@@ -166,11 +166,11 @@ def test_both_in_process_counters_equal_brute_force_on_random_models():
             lits = [int(v + 1) * int(rng.choice([-1, 1])) for v in rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False)]
             m.card(lits, str(rng.choice(["<=", ">=", "=="])), int(rng.integers(0, len(lits) + 2)))
         want = brute_force_count(m)
-        for counter in (_pysat_count(m, None), _cpsat_count(m, None, 10.0)):
+        for counter in (pysat_count(m, None), cpsat_count(m, None, 10.0)):
             count, first, exact = counter
             assert (count, exact) == (want, True), (trial, m)
             assert (first is None) == (want == 0) and (first is None or m.holds(first))
-        assert _pysat_count(m, 1)[0] == min(want, 1)
+        assert pysat_count(m, 1)[0] == min(want, 1)
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
@@ -286,6 +286,14 @@ def test_the_dataset_is_balanced_split_and_the_same_seed_writes_the_same_bytes(p
     answers = [r["messages"][-1]["content"].rsplit("```answer", 1)[1].split("```")[0].strip() for r in decisions]
     assert answers.count("yes") == answers.count("no")  # labels alternate within each combination
     assert all("<tool_call>" in r["messages"][1]["content"] for r in rows)
+    # a trajectory whose program printed something other than the truth is not SFT data
+    from solvergym.agents.logic_sft import output_agrees
+
+    env, inst = _instance("clique", "counting", 0)
+    said = lambda out: [{"role": "user", "content": f"<tool_response>\nstdout:\n{out}\n</tool_response>"}]  # noqa: E731
+    assert output_agrees(env.unwrapped.problem, inst, said(f"count: {inst.count}"))
+    assert not output_agrees(env.unwrapped.problem, inst, said(f"count: {inst.count + 1}"))
+    assert not output_agrees(env.unwrapped.problem, inst, said("Traceback ..."))
 
 
 def test_the_readme_table_lists_every_family_with_its_category_knobs_and_solvers():

@@ -21,7 +21,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-__all__ = ["Clause", "Card", "Linear", "Threshold", "BoolModel", "OPS", "brute_force_count", "solve_count", "MAX_BRUTE_VARS"]
+__all__ = ["Clause", "Card", "Linear", "Threshold", "BoolModel", "OPS", "brute_force_count", "solve_count",
+           "pysat_count", "cpsat_count", "MAX_BRUTE_VARS"]
 
 OPS = ("<=", ">=", "==")
 #: the largest model :func:`brute_force_count` enumerates (2^20 assignments)
@@ -157,11 +158,11 @@ def solve_count(model: BoolModel, *, limit: int | None = None, time_limit_s: flo
     ``limit``: stop counting after that many (``exact`` False when reached); a time limit that
     runs out (CP-SAT) also gives ``exact`` False. The witness is the first model found."""
     if model.fits("python-sat"):
-        return _pysat_count(model, limit)
-    return _cpsat_count(model, limit, time_limit_s)
+        return pysat_count(model, limit)
+    return cpsat_count(model, limit, time_limit_s)
 
 
-def _pysat_count(model: BoolModel, limit: int | None) -> tuple[int, list[bool] | None, bool]:
+def pysat_count(model: BoolModel, limit: int | None) -> tuple[int, list[bool] | None, bool]:
     from pysat.card import CardEnc, EncType
     from pysat.formula import IDPool
     from pysat.solvers import Solver
@@ -196,7 +197,7 @@ def _pysat_count(model: BoolModel, limit: int | None) -> tuple[int, list[bool] |
     return count, first, True
 
 
-def _cpsat_count(model: BoolModel, limit: int | None, time_limit_s: float) -> tuple[int, list[bool] | None, bool]:
+def cpsat_count(model: BoolModel, limit: int | None, time_limit_s: float) -> tuple[int, list[bool] | None, bool]:
     from ortools.sat.python import cp_model
 
     m = cp_model.CpModel()
