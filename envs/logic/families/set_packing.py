@@ -8,30 +8,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
-from ...problem import Knobs
 from ..model import BoolModel
 from ..witness import format_ints, parse_ints
 from .graphs import int_knob
-from .set_cover import MAX_M, MAX_U, SetSelectionProblem, check_sets, chosen_sets, random_sets
+from .set_cover import SetCoverKnobs, SetSelectionProblem, check_sets, chosen_sets, random_sets
 
 __all__ = ["SetPackingKnobs", "SetPackingProblem"]
 
 
 @dataclass(frozen=True)
-class SetPackingKnobs(Knobs):
-    """Universe of ``u`` elements, ``m`` sets, packing size ``k``, element density ``q``."""
+class SetPackingKnobs(SetCoverKnobs):
+    """Universe of ``u`` elements, ``m`` sets, packing size ``k`` (at most ``u``: the sets are
+    disjoint), element density ``q``."""
 
-    u: int = 10
-    m: int = 8
-    k: int = 3
     q: float = 0.35
 
     def validate(self) -> None:
-        int_knob("u", self.u, 2, MAX_U)
-        int_knob("m", self.m, 2, MAX_M)
+        super().validate()
         int_knob("k", self.k, 2, min(self.m - 1, self.u))
-        if not 0.0 < float(self.q) < 1.0:
-            raise ValueError(f"q must be in (0, 1), got {self.q}")
 
 
 class SetPackingProblem(SetSelectionProblem):
