@@ -30,7 +30,6 @@ import gymnasium as gym
 from .envs import modes as env_modes
 from .envs import problem
 from .envs.logic import FAMILIES as LOGIC_FAMILIES
-from .envs.logic import QUERIES as LOGIC_QUERIES
 from .suggest import did_you_mean
 
 __all__ = ["EnvEntry", "make_logic_env", "ENVS", "PROBLEMS", "register_all", "env_ids", "solvergym_ids", "is_solvergym_spec",
@@ -121,11 +120,10 @@ def make_logic_env(family: str = "clique", *knob_args: Any, mode: str = "single"
     """``SolverLogic-v0``'s entry point: the Synthetic-Logic family ``family`` in ``mode``
     (``gym.make("SolverLogic-v0", family="clique", query="counting", n=7)``; ``mode="tool"`` is
     ``SolverTool-v0(task=family)``); the other keywords are the family's knobs and settings. A
-    family or query that does not exist is a ``ValueError`` that lists the valid ones."""
+    family that does not exist is a ``ValueError`` that lists the valid ones (a query, the
+    problem's own setting, is checked by the problem)."""
     if family not in LOGIC_FAMILIES:
         raise ValueError(f"unknown Synthetic-Logic family {family!r}; the families are {sorted(LOGIC_FAMILIES)}")
-    if kwargs.get("query", "decision") not in LOGIC_QUERIES:
-        raise ValueError(f"unknown query {kwargs['query']!r}; the queries are {list(LOGIC_QUERIES)}")
     if "task" in kwargs:
         raise TypeError("SolverLogic-v0 names the family with family=, not task=")
     return env_modes.make_env(family, *knob_args, mode=mode, **kwargs)

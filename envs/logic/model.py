@@ -72,13 +72,7 @@ class BoolModel:
 
     def var(self, name: str) -> int:
         """The DIMACS index of ``name`` (1-based)."""
-        return self._index()[name]
-
-    def _index(self) -> dict[str, int]:
-        idx = self.__dict__.get("_idx")
-        if idx is None or len(idx) != len(self.names):
-            idx = self.__dict__["_idx"] = {n: i for i, n in enumerate(self.names, 1)}
-        return idx
+        return self.names.index(name) + 1
 
     def clause(self, lits: Sequence[int]) -> None:
         self.clauses.append(Clause(tuple(int(x) for x in lits)))
@@ -185,9 +179,8 @@ def pysat_count(model: BoolModel, limit: int | None) -> tuple[int, list[bool] | 
     count, first = 0, None
     with Solver(name="g4", bootstrap_with=clauses) as solver:
         while solver.solve():
-            got = solver.get_model()
-            values = [lit > 0 for lit in got[:n]] if len(got) >= n else \
-                [v in set(got) for v in range(1, n + 1)]
+            true = {lit for lit in solver.get_model() if lit > 0}  # a variable in no clause is absent: false
+            values = [v in true for v in range(1, n + 1)]
             count += 1
             if first is None:
                 first = values
