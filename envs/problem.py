@@ -9,7 +9,9 @@ A family writes a :class:`Problem` subclass, its core:
   whose ``validate`` raises ``ValueError`` for a bad setting (the env's ``options["difficulty"]``
   and the registry read them from here; nothing re-lists them);
 - ``components``: the reward components :meth:`~Problem.score` returns, named as in its paper;
-- ``generate(knobs, rng)``: a new instance, pure and seeded (all randomness from ``rng``);
+- ``generate(knobs, rng)``: a new instance, pure and seeded (all randomness from ``rng``); a
+  problem with ``stratified = True`` also takes ``stratum`` (:func:`seed_stratum`), for labels
+  balanced over consecutive seeds rather than only on average;
 - ``prompt(instance)``: the single-turn prompt;
 - ``score(instance, text) -> Verdict``: the reward components, whether a final answer was found,
   whether it is correct, why, and the parsed answer;
@@ -52,7 +54,21 @@ __all__ = [
     "make_problem",
     "settings_defaults",
     "signature_defaults",
+    "seed_stratum",
 ]
+
+#: 2^64 / the golden ratio: the step of the Weyl sequence :func:`seed_stratum` walks
+_GOLDEN_STEP = 0x9E3779B97F4A7C15
+
+
+def seed_stratum(seed: int, episode: int = 0) -> float:
+    """A number in [0, 1) for the ``episode``-th reset after ``reset(seed=seed)`` (0: that one):
+    ``frac((seed + episode) / golden ratio)``, a low-discrepancy sequence, so that ``stratum <
+    ratio`` holds on within about one instance of ``ratio`` x N of any N consecutive seeds (and of
+    N episodes after one seed). A Bernoulli draw from each seed's generator is only right on
+    average: seeds 0-199 give 83 of 200 heads (0.415). The label is the seed's; the instance is
+    still drawn from the generator, so no policy sees it (SAT-RL §3.1: balanced decisions)."""
+    return ((int(seed) + int(episode)) * _GOLDEN_STEP % (1 << 64)) / float(1 << 64)
 
 
 @dataclass(frozen=True)
@@ -159,6 +175,9 @@ class Problem:
     thread_safe: ClassVar[bool] = False
     #: :meth:`score` runs the answer's program in the sandbox (so threads overlap the waits)
     sandboxed: ClassVar[bool] = False
+    #: :meth:`generate` takes ``stratum=`` (:func:`seed_stratum`, from the mode): its labels are
+    #: balanced over consecutive seeds
+    stratified: ClassVar[bool] = False
     #: settings a problem fixes and a caller may not give (name -> the value it uses)
     fixed_settings: ClassVar[dict[str, Any]] = {}
 

@@ -184,17 +184,39 @@ def test_every_dataset_level_has_both_labels(family):
 
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_decisions_are_balanced_over_200_seeds(family):
-    # each label is drawn with probability sat_ratio and then met (planted or rejected), so the
-    # share is binomial: within 3 standard errors of 0.5 (0.106 at 200); exact in the dataset
+    # the label is the seed's stratum (a Weyl sequence), then met (planted or rejected): within one
+    # instance of the ratio over consecutive seeds, in both modes and over unseeded resets
     env = gym.make("SolverLogic-v0", family=family, query="decision")
     sat = []
     for seed in range(200):
         env.reset(seed=seed)
         sat.append(env.unwrapped.instance.satisfiable)
-    assert abs(np.mean(sat) - 0.5) <= 3 * np.sqrt(0.25 / 200), np.mean(sat)
+    assert abs(np.mean(sat) - 0.5) <= 1 / 200, np.mean(sat)
     skewed = gym.make("SolverLogic-v0", family=family, query="decision", sat_ratio=0.2)
-    share = np.mean([skewed.reset(seed=s)[0] is not None and skewed.unwrapped.instance.satisfiable for s in range(200)])
-    assert abs(share - 0.2) <= 3 * np.sqrt(0.16 / 200), share
+    share = np.mean([skewed.reset(seed=s)[0] is not None and skewed.unwrapped.instance.satisfiable
+                     for s in range(1000, 1200)])
+    assert abs(share - 0.2) <= 1.5 / 200, share
+    tool = gym.make("SolverTool-v0", task=family, query="decision").unwrapped
+    tool.reset(seed=5)
+    stream = [tool.problem_instance().satisfiable] + [tool.reset()[0] is not None and tool.problem_instance().satisfiable
+                                                      for _ in range(199)]
+    assert abs(np.mean(stream) - 0.5) <= 1 / 200, np.mean(stream)
+
+
+def test_a_seed_stratum_is_low_discrepancy_and_a_coin_is_not():
+    from gymnasium.utils import seeding
+
+    from solvergym.envs.problem import seed_stratum
+
+    for start in (0, 17, 10**6, 2**40):
+        for n in (10, 200, 1000):
+            u = np.array([seed_stratum(start + i) for i in range(n)])
+            assert ((0 <= u) & (u < 1)).all()
+            for ratio in (0.2, 0.5, 0.9):
+                assert abs((u < ratio).sum() - ratio * n) <= 2, (start, n, ratio)
+    assert seed_stratum(3, 4) == seed_stratum(7) and seed_stratum(3) != seed_stratum(4)
+    # what the stratum replaces: each seed's first draw, which seeds 0-199 split 83 / 117
+    assert sum(seeding.np_random(s)[0].random() < 0.5 for s in range(200)) == 83
 
 
 @pytest.mark.parametrize("family,query", PAIRS)
@@ -326,5 +348,13 @@ def test_the_suite_report_gives_a_cell_per_family_query_and_solver(pool, tmp_pat
     assert [r["solver"] for r in tool["cells"]] == list(family_class("subset-sum").solvers)
     assert all(r["reward"] == pytest.approx(1.2) for r in tool["cells"])
     assert (tmp_path / "t" / "subset-sum" / "counting" / "z3" / "records.jsonl").exists()
+    only = run_logic_suite("oracle", tmp_path / "s", mode="tool", instances=1, families=["subset-sum", "sudoku"],
+                           queries=["decision"], solvers=["z3", "sympy"], progress=False)
+    assert [(r["family"], r["solver"]) for r in only["cells"]] == [
+        (f, s) for f in ("subset-sum", "sudoku") for s in ("z3", "sympy") if s in family_class(f).solvers]
     with pytest.raises(ValueError, match="unknown families"):
         run_logic_suite("oracle", tmp_path / "x", families=["cliq"])
+    with pytest.raises(ValueError, match="unknown solvers .'z4'.; the solvers are"):
+        run_logic_suite("oracle", tmp_path / "x", mode="tool", solvers=["z4"])
+    with pytest.raises(ValueError, match="single turn has no solver"):
+        run_logic_suite("oracle", tmp_path / "x", solvers=["z3"])

@@ -117,6 +117,7 @@ class LogicProblem(Problem):
     #: the difficulty settings the dataset cycles through (§3.2: "across different difficulty
     #: parameter settings"); empty: the knobs' defaults only
     levels: ClassVar[tuple[dict[str, Any], ...]] = ()
+    stratified = True  # a decision label is the seed's stratum: balanced over consecutive seeds
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -182,9 +183,15 @@ class LogicProblem(Problem):
         return {}
 
     # -- generation ---------------------------------------------------------------------------------
-    def generate(self, knobs, rng):
-        target = bool(rng.random() < self.sat_ratio) if self.query == "decision" else \
-            True if self.query == "solving" else None
+    def generate(self, knobs, rng, stratum: float | None = None):
+        """``stratum`` (from a mode): the decision's label is ``stratum < sat_ratio``, balanced over
+        consecutive seeds (:func:`~solvergym.envs.problem.seed_stratum`); without it a Bernoulli
+        draw from ``rng``. The draw is made either way, so the rest of the instance is the same."""
+        if self.query == "decision":
+            coin = rng.random()
+            target = bool((coin if stratum is None else stratum) < self.sat_ratio)
+        else:
+            target = True if self.query == "solving" else None
         for _ in range(MAX_TRIES):
             plant = target is True or (target is None and rng.random() < 0.5)
             data = self.planted_data(knobs, rng) if plant else self.random_data(knobs, rng)

@@ -52,7 +52,7 @@ from gymnasium.error import ResetNeeded
 from ..capabilities import Outcome
 from ..instance import Instance
 from ..parsing import DEFAULT_MAX_ACTION_CHARS
-from ..problem import Knobs, Problem, get_problem, settings_defaults, signature_defaults
+from ..problem import Knobs, Problem, get_problem, seed_stratum, settings_defaults, signature_defaults
 from ..text import DEFAULT_MAX_OBSERVATION_CHARS, TextSpace, validate_action
 
 __all__ = ["ProblemEnv", "Outcome", "REWARD_TIMINGS", "resolve_problem", "split_kwargs", "check_weights",
@@ -152,6 +152,7 @@ class ProblemEnv(gym.Env[str, str]):
         self.check_reward_weights()
         self.instance: Instance | None = None
         self._turn = 0
+        self._since_seed = -1  # resets since the generator was last seeded (reset adds one)
         self._done = True
         self._messages: list[dict[str, str]] = []
         self._last_obs = ""
@@ -216,7 +217,15 @@ class ProblemEnv(gym.Env[str, str]):
     # -- what a mode answers -----------------------------------------------------------------------
     def generate(self, rng: np.random.Generator) -> Instance:
         """A new instance at the current knobs, every draw from ``rng``."""
-        return self.problem.generate(self.knobs, rng)
+        return self.generate_problem(rng)
+
+    def generate_problem(self, rng: np.random.Generator) -> Instance:
+        """The problem's instance at the current knobs; a stratified problem also gets the
+        stratum of this seed and episode (:func:`~solvergym.envs.problem.seed_stratum`)."""
+        if not self.problem.stratified:
+            return self.problem.generate(self.knobs, rng)
+        stratum = seed_stratum(self.np_random_seed, self._since_seed)
+        return self.problem.generate(self.knobs, rng, stratum=stratum)
 
     def coerce_instance(self, obj: Any) -> Instance:
         """``options["instance"]`` as an instance (validated once)."""
@@ -252,6 +261,8 @@ class ProblemEnv(gym.Env[str, str]):
     # -- gymnasium API -----------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
+        # the episodes since the generator was seeded: a stratified problem's label stream
+        self._since_seed = 0 if seed is not None else self._since_seed + 1
         options = dict(options or {})
         unknown = set(options) - {"instance", "difficulty"}
         if unknown:

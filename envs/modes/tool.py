@@ -232,7 +232,7 @@ class SolverToolEnv(ProblemEnv):
 
     # -- the episode's instance --------------------------------------------------------------------
     def generate(self, rng):
-        problem = self.problem.generate(self.knobs, rng)
+        problem = self.generate_problem(rng)
         problem.mark_validated()  # the problem's generator made it: valid by construction
         return self._wrap(problem, rng)
 
