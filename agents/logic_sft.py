@@ -8,7 +8,8 @@ timeouts during ground-truth execution ... split into 1,260 training and 139 tes
 solver that fits the family, ``per_combo`` instances cycling through the family's difficulty
 levels (``LogicProblem.levels``); each is played by the oracle in ``SolverTool-v0`` (a
 ``<tool_call>`` with the ground-truth program, the sandbox's output, then the answer) and kept
-when it earned every reward and its program printed the truth; an episode whose program timed
+when it earned every reward (``equivalence`` too, for decision and solving) and its program
+printed the truth; an episode whose program timed
 out, failed or printed anything else is discarded and listed in the manifest (``discarded``). Decisions are exactly balanced within each
 combination (labels alternate). The records are split ``test_fraction`` to test, the same seed
 writing the same bytes.
@@ -39,6 +40,8 @@ from .scripted import SolverToolOracle, play_episode
 __all__ = ["build_synthetic_logic", "logic_combinations", "output_agrees"]
 
 _FULL_MARKS = {"format": 0.1, "correct": 1.0, "tool": 0.1}
+#: what a decision or solving trajectory earns besides: its program states the instance's formula
+_EQUIVALENT = {"equivalence": 1.0}
 
 
 def logic_combinations(families: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
@@ -112,7 +115,8 @@ def build_synthetic_logic(
         with ThreadPoolExecutor(max(1, pool.size)) as ex:
             results = ex.map(lambda j: _episode(*j, pool), jobs)
             for res in tqdm(results, total=len(jobs), desc="synthetic-logic", unit="ep", disable=not progress):
-                if res["reward_components"] != _FULL_MARKS:  # a timeout or a failed run of the truth program
+                full = _FULL_MARKS if res["query"] == "counting" else {**_FULL_MARKS, **_EQUIVALENT}
+                if res["reward_components"] != full:  # a timeout or a failed run of the truth program
                     discarded.append({k: res[k] for k in ("family", "query", "solver", "instance_id", "reward_components")})
                 elif res["instance_id"] not in seen:
                     seen.add(res["instance_id"])

@@ -91,7 +91,8 @@ class ToolCapability:
     @classmethod
     def settings_defaults(cls) -> dict[str, Any]:
         """The settings the tool mode takes for this problem, with their defaults."""
-        return {**cls.settings, **(EQUIVALENCE_SETTINGS if "equivalence" in cls.rewards else {})}
+        # a family's own default for an equivalence setting wins (Synthetic-Logic: auxiliary="exists")
+        return {**(EQUIVALENCE_SETTINGS if "equivalence" in cls.rewards else {}), **cls.settings}
 
     @classmethod
     def validate_settings(cls, settings: dict[str, Any]) -> dict[str, Any]:

@@ -232,12 +232,51 @@ def test_the_oracle_earns_the_full_reward_in_tool_mode_with_every_solver(pool, f
     for solver in family_class(family).solvers:
         env = gym.make("SolverTool-v0", task=family, query=query, solver=solver, pool=pool)
         played = play_episode(env.unwrapped, OracleAgent(), seed=0)
-        assert played["reward_components"] == {"format": 0.1, "correct": 1.0, "tool": 0.1}, (solver, played["info"])
+        full = {"format": 0.1, "correct": 1.0, "tool": 0.1, **({} if query == "counting" else {"equivalence": 1.0})}
+        assert played["reward_components"] == full, (solver, played["info"])
         response = played["messages"][2]["content"]
         out = read_output(response.split("stdout:", 1)[-1].split("</tool_response>")[0], query)
         inst = env.unwrapped.problem_instance()
         assert out is not None and (out.get("count") == inst.count if query == "counting" else out["sat"] == inst.satisfiable)
         env.close()
+
+
+_STATES_A_CONSTRAINT = {  # a line of the oracle's program that states one constraint, per solver
+    "z3": lambda line: line.startswith("solver.add("), "python-sat": lambda line: line.startswith("cnf."),
+    "ortools": lambda line: line.startswith("model.Add"),
+    "pysmt": lambda line: line.startswith("    ") and line.endswith("),"),  # an item of constraints = [...]
+    "sympy": lambda line: line.startswith("    ") and line.endswith(",")}  # an argument of And(...)
+
+
+@pytest.mark.parametrize("family", ["clique", "sudoku", "bnn-robustness", "subset-sum"])
+def test_equivalence_pays_the_instances_formula_and_not_one_constraint_less(pool, family):
+    # the oracle's program minus one constraint (the first line that states one; a sudoku's
+    # constraints imply each other, so none is cut there), or with one name changed, states another
+    # formula: 0; auxiliaries of an encoding are quantified (python-sat)
+    for solver in family_class(family).solvers:
+        env = gym.make("SolverTool-v0", task=family, query="solving", solver=solver, pool=pool,
+                       reward_timing="per_call").unwrapped  # info explains each call as it is made
+        env.reset(seed=2)
+        program = env.gold().program(solver)
+        lines = program.splitlines()
+        cut = min(i for i, line in enumerate(lines) if _STATES_A_CONSTRAINT[solver](line))
+        name = env.problem.encode(env.problem_instance().data).names[0]
+        quoted = f'symbols("{name}' if solver == "sympy" else f'"{name}"'  # where the program names it
+        wrongs = [program.replace(quoted, quoted.replace(name, f"{name}_renamed"), 1)]
+        assert wrongs[0] != program
+        if family != "sudoku":
+            wrongs.append("\n".join(lines[:cut] + lines[cut + 1:]) + "\n")
+        for wrong in wrongs:
+            _, _, _, _, info = env.step(f"<tool_call>\n{wrong}</tool_call>")
+            assert info["equivalence"]["status"] == "not_equivalent", (solver, info["equivalence"])
+            assert info["call_components"]["equivalence"] == 0.0
+            env.reset(seed=2)
+        _, _, _, _, info = env.step(f"<tool_call>\n{program}</tool_call>")
+        assert info["equivalence"]["status"] == "equivalent", (solver, info["equivalence"])
+        assert info["call_components"]["equivalence"] == 1.0
+    counting = gym.make("SolverTool-v0", task=family, query="counting", pool=pool).unwrapped
+    assert "equivalence" not in counting.components and counting.tool.truth(counting.reset(seed=0) and
+                                                                             counting.problem_instance()) is None
 
 
 @pytest.mark.parametrize("family,query", PAIRS)

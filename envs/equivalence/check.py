@@ -48,11 +48,15 @@ class Truth:
     """A ground-truth CNF over DIMACS variables ``1..len(names)`` and how program names align.
 
     ``align(name)`` returns the canonical name (an element of ``names``) or ``None``.
+    ``constraints``, for a truth that is not a CNF (pseudo-Boolean: cardinality bounds, weighted
+    sums, threshold gates), builds its conjuncts instead of ``clauses``: given the Z3 context and
+    the Boolean constant of each name, a list of Z3 Boolean expressions.
     """
 
     clauses: list[list[int]]
     names: list[str]
     align: Callable[[str], str | None]
+    constraints: Callable[[Any, dict[str, Any]], list] | None = None
 
 
 @dataclass
@@ -156,8 +160,11 @@ def _check(formula, truth: Truth, deadline: Deadline, auxiliary, solver_name, ru
     pred = z3.substitute(pred, *subst) if subst else pred
     if unaligned:
         pred = z3.Exists([consts[u] for u in unaligned], pred)
-    clauses = [z3.Or([truth_vars[truth.names[abs(x) - 1]] if x > 0 else z3.Not(truth_vars[truth.names[abs(x) - 1]])
-                      for x in c], ctx) for c in truth.clauses]
+    if truth.constraints is not None:
+        clauses = list(truth.constraints(ctx, truth_vars))
+    else:
+        clauses = [z3.Or([truth_vars[truth.names[abs(x) - 1]] if x > 0 else z3.Not(truth_vars[truth.names[abs(x) - 1]])
+                          for x in c], ctx) for c in truth.clauses]
     ftruth = z3.And(clauses, ctx) if clauses else z3.BoolVal(True, ctx)
     s = z3.Solver(ctx=ctx)
     budget = deadline.left_ms()
