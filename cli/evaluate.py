@@ -101,7 +101,7 @@ def cmd_compare(args) -> int:
 def cmd_logic_suite(args) -> int:
     try:
         run_logic_suite(args.agent, args.out, mode=args.mode, instances=args.instances, families=args.families,
-                        queries=args.queries, temperature=args.temperature, max_new_tokens=args.max_new_tokens,
+                        queries=args.queries, solvers=args.solvers, temperature=args.temperature, max_new_tokens=args.max_new_tokens,
                         progress=not args.no_progress)
     except (ValueError, TypeError, RunLocked) as e:
         if raised_in_user_code(e):
@@ -168,6 +168,8 @@ def add_parser(sub) -> None:
     c.add_argument("--instances", type=int, default=10, help="generated instances per cell")
     c.add_argument("--families", nargs="+", choices=list(LOGIC_FAMILIES), default=None, help="default: all")
     c.add_argument("--queries", nargs="+", choices=list(LOGIC_QUERIES), default=None, help="default: all")
+    c.add_argument("--solvers", nargs="+", default=None,
+                   help="tool mode: only these of each family's fitting solvers (default: all that fit)")
     c.add_argument("--temperature", type=float, default=None, help="model agents (0: greedy)")
     c.add_argument("--max-new-tokens", type=int, default=256, help="generation budget of one turn (model agents)")
     c.add_argument("--no-progress", action="store_true")

@@ -27,17 +27,19 @@ __all__ = ["run_logic_suite", "suite_markdown", "MODES"]
 MODES = ("single", "tool")
 
 
-def _cells(mode: str, families: Sequence[str], queries: Sequence[str]) -> list[tuple[str, str, str | None]]:
+def _cells(mode: str, families: Sequence[str], queries: Sequence[str],
+           solvers: Sequence[str] | None) -> list[tuple[str, str, str | None]]:
     return [(f, q, s) for f in families for q in queries
-            for s in (family_class(f).solvers if mode == "tool" else (None,))]
+            for s in (family_class(f).solvers if mode == "tool" else (None,)) if solvers is None or s in solvers]
 
 
 def run_logic_suite(agent: str, out: str | Path, *, mode: str = "single", instances: int = 10,
                     families: Sequence[str] | None = None, queries: Sequence[str] | None = None,
-                    temperature: float | None = None, max_new_tokens: int = 256, progress: bool = True,
+                    solvers: Sequence[str] | None = None, temperature: float | None = None, max_new_tokens: int = 256, progress: bool = True,
                     agent_object: Any = None) -> dict[str, Any]:
     """Evaluate ``agent`` (a spec, or ``agent_object``) on every cell into ``out``; returns the
-    summary written to ``out/logic_suite.json``."""
+    summary written to ``out/logic_suite.json``. ``solvers`` (tool mode): only these of each
+    family's fitting solvers (a family none of them fits has no cell)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     families = list(FAMILIES) if families is None else list(families)
@@ -46,11 +48,17 @@ def run_logic_suite(agent: str, out: str | Path, *, mode: str = "single", instan
     if bad:
         raise ValueError(f"unknown families or queries {bad}; the families are {sorted(FAMILIES)}, "
                          f"the queries {list(QUERIES)}")
+    if solvers is not None:
+        if mode != "tool":
+            raise ValueError("solvers= selects tool-mode cells; the single turn has no solver")
+        known = sorted({s for f in FAMILIES for s in family_class(f).solvers})
+        if bad := [s for s in solvers if s not in known]:
+            raise ValueError(f"unknown solvers {bad}; the solvers are {known}")
     out = Path(out)
     shared = agent_object if agent_object is not None else make_agent(agent, temperature=temperature,
                                                                       max_new_tokens=max_new_tokens)
     rows = []
-    for family, query, solver in _cells(mode, families, queries):
+    for family, query, solver in _cells(mode, families, queries, solvers):
         kwargs: dict[str, Any] = {"family": family, "query": query}
         if mode == "tool":
             kwargs.update(mode="tool", solver=solver)
