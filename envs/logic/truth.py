@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..equivalence import Truth
-from .model import BoolModel, _compare
+from .model import BoolModel
 
 __all__ = ["model_truth"]
 
@@ -32,7 +32,7 @@ def model_truth(model: BoolModel) -> Truth:
 
         def pb(op: str, terms: list, bound: int):
             if not terms:  # an empty sum is 0
-                return z3.BoolVal(_compare(0, op, bound), ctx)
+                return z3.BoolVal({"<=": 0 <= bound, ">=": 0 >= bound, "==": bound == 0}[op], ctx)
             return {"<=": z3.PbLe, ">=": z3.PbGe, "==": z3.PbEq}[op](terms, bound)
 
         out = [z3.Or([lit(x) for x in c.lits], ctx) if c.lits else z3.BoolVal(False, ctx) for c in model.clauses]

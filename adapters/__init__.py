@@ -1,0 +1,16 @@
+"""solvergym in the trainers people already use: thin layers over an env's own ``step``.
+
+- :mod:`.scoring`: :class:`~.scoring.EnvScorer`, a completion scored by the env it came from
+  (``reset(options={"instance": ...})`` then ``step(completion)``), never a second
+  implementation of a reward; and :func:`~.scoring.task_rows`, the rows every exporter writes.
+- :mod:`.trl`: TRL's reward-function signature (:func:`~.trl.reward_fn`) and its dataset rows
+  (:func:`~.trl.trl_rows`, ``{"prompt": [...], ...}``).
+- :mod:`.verl`: verl's ``compute_score`` (sync and async) and its parquet rows
+  (:func:`~.verl.write_verl_parquet`).
+
+Each adapter imports its peer package only where it needs it (the dataset builders), so scoring
+works with the peer installed or not.
+"""
+from .scoring import EnvScorer, Score, task_rows
+
+__all__ = ["EnvScorer", "Score", "task_rows"]

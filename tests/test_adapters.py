@@ -1,0 +1,131 @@
+"""The TRL and verl adapters pay the env's own reward, and bad input is a zero with a reason.
+
+One table: for several envs (SolverOR-v0's programs run in the real sandbox), the oracle's answer,
+a uniformly random answer, text with no answer and the oracle's answer as a chat message, each
+scored by the env itself (``reset(options={"instance": ...})``, ``step``), by TRL's reward
+function (sync and async) and by verl's ``compute_score`` (sync and async): the same floats.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import solvergym  # noqa: F401
+from solvergym.adapters.scoring import INSTANCE_COLUMN, EnvScorer, completion_text, task_rows
+from solvergym.adapters.trl import reward_fn, trl_dataset, trl_rows
+from solvergym.adapters.verl import compute_score, compute_score_async, verl_rows, write_verl_parquet
+
+CASES = [
+    ("SolverSAT-v0", {"n": 3, "k": 5, "l": 6}),
+    ("SolverSATBench-v0", {}),
+    ("SolverLogic-v0", {"family": "clique"}),
+    ("SolverLogic-v0", {"family": "subset-sum", "query": "solving"}),
+    ("SolverKnights-v0", {}),
+    ("SolverOR-v0", {}),
+]
+
+
+def _completions(env_id, kwargs, row, rng):
+    env = gym.make(env_id, **kwargs).unwrapped
+    env.reset(options={"instance": json.loads(row[INSTANCE_COLUMN])})
+    gold = env.gold().answer
+    out = [gold, env.sample_answer(rng), "I am not sure.", [{"role": "assistant", "content": gold}]]
+    env.close()
+    return out
+
+
+def _own_reward(env_id, kwargs, row, completion):
+    env = gym.make(env_id, **kwargs).unwrapped
+    env.reset(options={"instance": json.loads(row[INSTANCE_COLUMN])})
+    _, reward, *_ = env.step(completion_text(completion))
+    env.close()
+    return reward
+
+
+@pytest.mark.parametrize("env_id,kwargs", CASES, ids=[f"{e}-{k.get('family', '')}" for e, k in CASES])
+def test_every_adapter_pays_the_envs_own_reward(env_id, kwargs):
+    rows = trl_rows(env_id, 3, seed=11, **kwargs)
+    rng = np.random.default_rng(0)
+    pairs = [(c, r) for r in rows for c in _completions(env_id, kwargs, r, rng)]
+    own = [_own_reward(env_id, kwargs, r, c) for c, r in pairs]
+    assert max(own) > min(own)  # the oracle's answer and the others are told apart
+    columns = {k: [r[k] for _, r in pairs] for k in rows[0] if k != "prompt"}
+    completions = [c for c, _ in pairs]
+    prompts = [r["prompt"] for _, r in pairs]
+    trl_sync = reward_fn(env_id, **kwargs)
+    assert trl_sync(prompts=prompts, completions=completions, **columns) == own
+    assert all(s.status == "ok" for s in trl_sync.last_scores)
+    trl_async = reward_fn(env_id, asynchronous=True, **kwargs)
+    assert asyncio.run(trl_async(prompts=prompts, completions=completions, **columns)) == own
+    vrows = verl_rows(env_id, 3, seed=11, **kwargs)
+    assert [v["reward_model"]["ground_truth"] for v in vrows] == [r[INSTANCE_COLUMN] for r in rows]
+    by_row = {r[INSTANCE_COLUMN]: v for r, v in zip(rows, vrows)}
+    verl = [compute_score(by_row[r[INSTANCE_COLUMN]]["data_source"], completion_text(c),
+                          r[INSTANCE_COLUMN], by_row[r[INSTANCE_COLUMN]]["extra_info"])["score"] for c, r in pairs]
+    assert verl == own
+    v0 = vrows[0]
+    got = asyncio.run(compute_score_async(v0["data_source"], completion_text(completions[0]),
+                                          v0["reward_model"]["ground_truth"], v0["extra_info"]))
+    assert got["score"] == own[0] and got["status"] == "ok"
+    assert any(k.startswith("component/") for k in got)
+    trl_sync.scorer.close()
+    trl_async.scorer.close()
+
+
+def test_bad_input_is_a_zero_with_its_reason_never_an_exception():
+    rows = trl_rows("SolverSAT-v0", 2, seed=0)
+    other = trl_rows("SolverSATBench-v0", 1, seed=0)[0]
+    fn = reward_fn("SolverSAT-v0")
+    gold = gym.make("SolverSAT-v0").unwrapped
+    gold.reset(options={"instance": json.loads(rows[0][INSTANCE_COLUMN])})
+    answer = gold.gold().answer
+    cols = lambda rs: {k: [r[k] for r in rs] for k in rs[0] if k != "prompt"}  # noqa: E731
+    full = _own_reward("SolverSAT-v0", {}, rows[0], answer)
+    assert full > 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert fn(completions=[None, 123, answer], **cols(rows + rows[:1])) == [0.0, 0.0, full]
+        assert [s.status for s in fn.last_scores] == ["bad_completion", "bad_completion", "ok"]
+        assert fn(completions=[answer]) == [0.0]  # no solvergym columns at all
+        assert "no 'solvergym_instance' column" in fn.last_scores[0].reason
+        assert fn(completions=[answer], **cols([other])) == [0.0]  # a row of another env
+        assert "SolverSATBench-v0" in fn.last_scores[0].reason
+        broken = dict(rows[0], solvergym_instance='{"n": 3')
+        assert fn(completions=[answer], **cols([broken])) == [0.0]
+        assert "not JSON" in fn.last_scores[0].reason
+        forged = dict(rows[0], solvergym_instance=json.dumps({**json.loads(rows[0][INSTANCE_COLUMN]), "clauses": "x"}))
+        assert fn(completions=[answer], **cols([forged])) == [0.0]
+        assert fn.last_scores[0].status == "bad_row"
+        assert fn(completions="not a list") == [0.0]
+    assert {str(w.message).split(": ")[1] for w in caught} == {"bad_completion", "bad_row"}  # once per kind
+    with pytest.raises(ValueError, match="unknown env 'SolverSat-v1'"):
+        reward_fn("SolverSat-v1")
+    with pytest.raises(ValueError, match="multi-turn"):
+        EnvScorer("SolverTool-v0")
+    assert compute_score("Nope-v0", answer, rows[0][INSTANCE_COLUMN])["status"] == "bad_row"
+    assert compute_score("SolverSAT-v0", answer, rows[0][INSTANCE_COLUMN], {"env_kwargs": "[1]"})["status"] == "bad_row"
+    assert compute_score("SolverSAT-v0", b"bytes", rows[0][INSTANCE_COLUMN])["status"] == "bad_completion"
+    fn.scorer.close()
+
+
+def test_the_exporters_write_the_same_rows_for_the_same_seed(tmp_path):
+    import pyarrow.parquet as pq
+
+    assert trl_rows("SolverLogic-v0", 4, seed=3, family="sudoku") == trl_rows("SolverLogic-v0", 4, seed=3, family="sudoku")
+    assert trl_rows("SolverLogic-v0", 2, seed=3, family="sudoku") != trl_rows("SolverLogic-v0", 2, seed=4, family="sudoku")
+    ds = trl_dataset("SolverSAT-v0", 5, seed=0)
+    assert len(ds) == 5 and ds[0]["prompt"][0]["role"] == "user"
+    a = write_verl_parquet(tmp_path / "a.parquet", "SolverSATBench-v0", 6, seed=1)
+    b = write_verl_parquet(tmp_path / "b.parquet", "SolverSATBench-v0", 6, seed=1)
+    assert a.read_bytes() == b.read_bytes()
+    table = pq.read_table(a).to_pylist()
+    assert [r["extra_info"]["index"] for r in table] == list(range(6))
+    assert set(table[0]) == {"data_source", "prompt", "ability", "reward_model", "extra_info"}
+    assert table[0]["reward_model"]["style"] == "rule" and table[0]["data_source"] == "SolverSATBench-v0"
+    with pytest.raises(ValueError, match="count must be >= 0"):
+        list(task_rows("SolverSAT-v0", -1))
