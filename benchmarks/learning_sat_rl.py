@@ -2,6 +2,8 @@
 
     python benchmarks/learning_sat_rl.py [--preset satrl_dapo] [--lr 5e-6] [--n-sft 256] [--n-train 48] [--n-val 48]
         [--equivalence-rule partial] [--filter-metric acc|reward] [--kl-coef 0.01]
+    python benchmarks/learning_sat_rl.py --pipeline paper [--sft-max-tokens 1536] [--logic-instances 2]
+        [--logic-families clique ...]
 
 SAT-RL (§3.3-3.4) warms the policy up on oracle solver-tool traces, then trains it with DAPO on
 ``SolverTool-v0``, testing on a held-out split. This script runs that pipeline at a size two CPU
@@ -24,6 +26,13 @@ program is the shortest of the five, which is what a CPU can afford to generate)
    its clauses that are true, and of formulas written exactly (:func:`transcription`). A correct
    answer here is the sandbox's model of the formula the policy wrote, so these say why.
 
+``--pipeline paper`` is SAT-RL's own data choice (§3.2-3.3, Table 3): the warm-up on Synthetic-Logic
+traces (``solvergym dataset synthetic-logic``, drawn among those whose chat fits ``--sft-max-tokens``,
+the context a CPU affords), RL on SAT-Bench decisions (:data:`PAPER_ENV_KWARGS`: 6 conditions over 8
+variables, z3) and validation on held-out SAT-Bench formulas and, after the warm-up and after the
+last update, on held-out Synthetic-Logic instances in tool mode (:func:`logic_validation`); the
+random agent's level is 0.5 there. Its results go to ``benchmarks/results/learning_sat_rl_paper``.
+
 The preset's algorithm values are the paper's; the scale (prompts, group size, tokens) and the
 learning rate are set here for a 135M model on two cores and written into the JSON (``--lr`` 5e-6,
 the paper's 1e-6 being for 4-9B models; 2e-5 broke the policy's tool-call format within 8 updates,
@@ -40,6 +49,7 @@ import json
 import re
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +57,17 @@ import gymnasium as gym
 import numpy as np
 
 import solvergym  # noqa: F401  (registers the envs)
+from solvergym.agents.logic_sft import build_synthetic_logic
+from solvergym.agents.models import load_tokenizer
 from solvergym.agents.scripted import SolverToolOracle, play_episode
 from solvergym.algorithms.config import make_config
-from solvergym.algorithms.sft import SFTConfig, train_sft
+from solvergym.algorithms.sft import SFTConfig, assistant_token_mask, train_sft
 from solvergym.algorithms.trainer import Trainer
 from solvergym.evaluation.tables import format_table
 from solvergym.envs.sat.cnf import formula_key
 from solvergym.envs.sat.verify import WRONG_PENALTIES
+from solvergym.envs.logic import FAMILIES
+from solvergym.evaluation.logic_suite import run_logic_suite
 from solvergym.evaluation.report import build_report
 from solvergym.evaluation.runner import EvalConfig, load_records, run_eval
 
@@ -62,17 +76,28 @@ ENV = "SolverTool-v0"
 #: the task: SATURN (2,5,8)-SAT through the tool env, sympy fixed, at most 1 in 8 assignments satisfy
 ENV_KWARGS = {"task": "sat", "n": 2, "k": 5, "l": 8, "solver": "sympy", "max_chance_success": 0.125,
               "max_turns": 2}
+#: ``--pipeline paper``: SAT-RL's own data (§3.2-3.3): RL and validation on SAT-Bench decisions
+#: (SAT-Bench's easy bucket, 6 conditions over 8 variables) through the tool env, the solver fixed
+#: to z3 (python-sat, z3, pysmt and ortools are what the Synthetic-Logic traces that fit a CPU's
+#: context use; z3's SAT-Bench program is the shortest of those)
+PAPER_ENV_KWARGS = {"task": "sat-bench", "dims": [2, 2, 2], "num_clauses": 6, "solver": "z3", "max_turns": 2}
+PIPELINES = {"task": ENV_KWARGS, "paper": PAPER_ENV_KWARGS}
 _FULL_MARKS = {"format": 0.1, "correct": 1.0, "tool": 0.1, "equivalence": 1.0}
 
 
-def build_data(out: Path, n_sft: int, n_train: int, n_val: int, seed: int) -> dict[str, Any]:
-    """``sft.jsonl``, ``train.jsonl``, ``val.jsonl`` with pairwise disjoint formulas (val first)."""
-    env = gym.make(ENV, **ENV_KWARGS).unwrapped
+def build_data(out: Path, n_sft: int, n_train: int, n_val: int, seed: int, env_kwargs: dict | None = None,
+               sft_max_tokens: int | None = None) -> dict[str, Any]:
+    """``sft.jsonl``, ``train.jsonl``, ``val.jsonl`` with pairwise disjoint formulas (val first).
+    With ``sft_max_tokens`` the warm-up is SAT-RL's instead of the task's own traces:
+    :func:`synthetic_logic_sft`."""
+    env_kwargs = ENV_KWARGS if env_kwargs is None else env_kwargs
+    env = gym.make(ENV, **env_kwargs).unwrapped
     seen: set = set()
     files: dict[str, Any] = {}
     rng = np.random.default_rng(np.random.SeedSequence([seed, 11]))
     try:
-        for name, size in (("val", n_val), ("train", n_train), ("sft", n_sft)):
+        splits = (("val", n_val), ("train", n_train)) + ((("sft", n_sft),) if sft_max_tokens is None else ())
+        for name, size in splits:
             rows, chances = [], []
             while len(rows) < size:
                 s = int(rng.integers(1 << 31))
@@ -87,13 +112,54 @@ def build_data(out: Path, n_sft: int, n_train: int, n_val: int, seed: int) -> di
                 if key in seen:
                     continue
                 seen.add(key)
-                chances.append(inst.chance_success)
+                chances.append(getattr(inst, "chance_success", 0.5))  # a yes/no guess is right half the time
                 rows.append({"messages": played["messages"]} if name == "sft" else env.instance.to_dict())
             (out / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
             files[name] = {"count": len(rows), "mean_chance_success": float(np.mean(chances))}
     finally:
         env.close()
+    if sft_max_tokens is not None:
+        files["sft"] = synthetic_logic_sft(out, n_sft, sft_max_tokens, seed)
     return files
+
+
+def synthetic_logic_sft(out: Path, n_sft: int, max_tokens: int, seed: int) -> dict[str, Any]:
+    """SAT-RL's warm-up data (§3.2-3.3, Table 3): ``solvergym dataset synthetic-logic`` into
+    ``out/synthetic-logic``, then ``n_sft`` of its training traces drawn uniformly among those whose
+    chat fits ``max_tokens`` tokens (a CPU-sized context: a cut trace would teach a program without
+    its end), written as ``sft.jsonl``. Returns what was drawn, by family, query and solver."""
+    manifest = build_synthetic_logic(out / "synthetic-logic", seed=seed, progress=True)
+    tok = load_tokenizer()
+    records = [json.loads(line) for line in (out / "synthetic-logic" / "train.jsonl").read_text().splitlines()]
+    fits = [r for r in records if len(assistant_token_mask(tok, r["messages"])[0]) <= max_tokens]
+    if len(fits) < n_sft:
+        raise RuntimeError(f"only {len(fits)} Synthetic-Logic traces fit {max_tokens} tokens; asked for {n_sft}")
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 26, 1]))
+    drawn = [fits[i] for i in sorted(rng.choice(len(fits), n_sft, replace=False))]
+    (out / "sft.jsonl").write_text("".join(json.dumps({"messages": r["messages"]}) + "\n" for r in drawn))
+    count = lambda key: dict(sorted(Counter(r[key] for r in drawn).items()))  # noqa: E731
+    return {"count": len(drawn), "source": "synthetic-logic train split", "dataset_train": len(records),
+            "dataset_test": manifest["files"]["test.jsonl"]["count"], "fit_max_tokens": len(fits),
+            "max_tokens": max_tokens, "families": count("family"), "queries": count("query"),
+            "solvers": count("solver"), "instance_ids": sorted({r["instance_id"] for r in records})}
+
+
+def logic_validation(out: Path, model: str, families: list[str], instances: int, solver: str,
+                     max_new_tokens: int, known_ids: set[str]) -> dict[str, Any]:
+    """The held-out Synthetic-Logic check: ``model`` greedy on every (family, query) of
+    ``families`` in tool mode with ``solver`` (:func:`~solvergym.evaluation.logic_suite.run_logic_suite`,
+    resumable), its mean accuracy with the standard error over cells, per query, and how many of
+    its instances the warm-up data holds (the suite's seeds are not the dataset's: 0 expected)."""
+    summary = run_logic_suite(f"hf:{model}", out, mode="tool", instances=instances, families=families,
+                              solvers=[solver], temperature=0.0, max_new_tokens=max_new_tokens)
+    cells = summary["cells"]
+    accs = np.array([c["accuracy"] for c in cells])
+    seen = sum(r["instance_id"] in known_ids for c in cells for r in load_records(out / c["run"]))
+    return {"accuracy": float(accs.mean()), "se": float(accs.std(ddof=1) / np.sqrt(len(accs))) if len(accs) > 1 else 0.0,
+            "cells": len(cells), "episodes": sum(c["instances"] for c in cells), "in_sft_data": seen,
+            "queries": {q: float(np.mean([c["accuracy"] for c in cells if c["query"] == q]))
+                        for q in dict.fromkeys(c["query"] for c in cells)},
+            "reward": float(np.mean([c["reward"] for c in cells]))}
 
 
 def evaluate(out: Path, agent: str, env_kwargs: dict, dataset: Path, n_samples: int, temperature: float,
@@ -151,8 +217,10 @@ def z_score(acc: float, level: float, se: float) -> float | None:
     return (acc - level) / se if se > 0 else None
 
 
-def plot(path: Path, val: list[dict], train: list[dict], random_level: float, base: dict, title: str) -> None:
-    """``val``: the table's validation rows (``updates``, ``acc``, ``se``, ``clause_recall``)."""
+def plot(path: Path, val: list[dict], train: list[dict], random_level: float, base: dict, title: str,
+         logic: list[tuple[int, dict]] = ()) -> None:
+    """``val``: the table's validation rows (``updates``, ``acc``, ``se``, ``clause_recall`` where
+    measured); ``logic``: (updates, held-out Synthetic-Logic result) points (the released model at 0)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -168,7 +236,15 @@ def plot(path: Path, val: list[dict], train: list[dict], random_level: float, ba
         ax.plot(tx, ty, color="tab:green", alpha=0.25)
         ax.plot(tx[k - 1:], np.convolve(ty, np.ones(k) / k, mode="valid"), color="tab:green", lw=1.5,
                 label=f"training samples (T=1, {k}-step mean)")
-    ax.plot(x, [r["clause_recall"] for r in val], "s--", color="tab:purple", alpha=0.7, label="validation: share of true clauses written")
+    if all("clause_recall" in r for r in val):
+        ax.plot(x, [r["clause_recall"] for r in val], "s--", color="tab:purple", alpha=0.7,
+                label="validation: share of true clauses written")
+    if logic:
+        ax.errorbar([u for u, _ in logic[1:]], [r["accuracy"] for _, r in logic[1:]],
+                    yerr=[r["se"] for _, r in logic[1:]], fmt="D-", color="tab:orange", capsize=3,
+                    label="held-out Synthetic-Logic (greedy) ± SE")
+        ax.axhline(logic[0][1]["accuracy"], color="tab:orange", ls=":", alpha=0.6,
+                   label=f"Synthetic-Logic before warm-up ({logic[0][1]['accuracy']:.3f})")
     ax.axhline(random_level, color="tab:red", ls="--", label=f"random agent ({random_level:.3f})")
     ax.axhline(base["accuracy"], color="gray", ls=":", label=f"model before warm-up ({base['accuracy']:.3f})")
     ax.set_xlabel("RL updates (0: after the SFT warm-up)")
@@ -204,10 +280,23 @@ def main(argv=None) -> int:
     p.add_argument("--filter-metric", default=None,
                    help="dynamic sampling's filter_groups_metric (default: the preset's, acc for the DAPO presets)")
     p.add_argument("--kl-coef", type=float, default=None, help="KL to the warm-up model (default: the preset's)")
+    p.add_argument("--pipeline", choices=sorted(PIPELINES), default="task",
+                   help="task: warm up on the RL task's own oracle traces (2-SAT, sympy); paper: SAT-RL's data "
+                        "choice, warm-up on Synthetic-Logic traces, RL on SAT-Bench (z3), validation on held-out "
+                        "SAT-Bench and Synthetic-Logic")
+    p.add_argument("--sft-max-tokens", type=int, default=1536,
+                   help="paper pipeline: draw the warm-up among the Synthetic-Logic traces that fit this many tokens")
+    p.add_argument("--logic-instances", type=int, default=2,
+                   help="paper pipeline: held-out Synthetic-Logic instances per (family, query)")
+    p.add_argument("--logic-families", nargs="+", default=None, choices=list(FAMILIES),
+                   help="paper pipeline: the held-out Synthetic-Logic families (default: every family the warm-up drew)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=HERE.parent / "results" / "learning_sat_rl")
+    p.add_argument("--out", type=Path, default=None,
+                   help="default: benchmarks/results/learning_sat_rl (task) or learning_sat_rl_paper (paper)")
     a = p.parse_args(argv)
-    out = a.out
+    paper = a.pipeline == "paper"
+    out = a.out or HERE.parent / "results" / ("learning_sat_rl_paper" if paper else "learning_sat_rl")
+    base_kwargs = PIPELINES[a.pipeline]
     data = out / "data"
     data.mkdir(parents=True, exist_ok=True)
     timings_file = out / "timings.json"
@@ -224,10 +313,11 @@ def main(argv=None) -> int:
 
     manifest = data / "manifest.json"
     stage("data_s", manifest.exists(), lambda: manifest.write_text(
-        json.dumps(build_data(data, a.n_sft, a.n_train, a.n_val, a.seed), indent=2) + "\n"))
+        json.dumps(build_data(data, a.n_sft, a.n_train, a.n_val, a.seed, base_kwargs,
+                              a.sft_max_tokens if paper else None), indent=2) + "\n"))
     files = json.loads(manifest.read_text())
     # the env's default rule is left out of the kwargs (they name what differs from the defaults)
-    env_kwargs = ENV_KWARGS if a.wrong_penalty == "chance" else {**ENV_KWARGS, "wrong_penalty": a.wrong_penalty}
+    env_kwargs = base_kwargs if a.wrong_penalty == "chance" else {**base_kwargs, "wrong_penalty": a.wrong_penalty}
     if a.equivalence_rule != "exact":
         env_kwargs = {**env_kwargs, "equivalence_rule": a.equivalence_rule}
     random = evaluate(out / "eval_random", "random", env_kwargs, data / "val.jsonl", a.random_samples, 1.0,
@@ -240,7 +330,23 @@ def main(argv=None) -> int:
 
     sft_dir = out / "sft"
     stage("sft_s", (sft_dir / "final" / "config.json").exists(), lambda: train_sft(
-        SFTConfig(data=str(data / "sft.jsonl"), out_dir=str(sft_dir), lr=a.sft_lr, seed=a.seed)))
+        SFTConfig(data=str(data / "sft.jsonl"), out_dir=str(sft_dir), lr=a.sft_lr, seed=a.seed,
+                  **({"max_length": a.sft_max_tokens} if paper else {}))))
+    logic: dict[str, Any] = {}
+    if paper:  # held-out Synthetic-Logic, on the families the warm-up drew from, before and after it
+        drawn = files["sft"]
+        families = a.logic_families or [f for f in FAMILIES if f in drawn["families"]]
+        known = set(drawn["instance_ids"])
+
+        def check(name: str, model: str) -> None:
+            t0 = time.perf_counter()
+            logic[name] = logic_validation(out / f"logic_{name}", model, families, a.logic_instances,
+                                           env_kwargs["solver"], a.tokens, known)
+            timings.setdefault(f"logic_{name}_s", round(time.perf_counter() - t0, 1))
+            timings_file.write_text(json.dumps(timings, indent=2) + "\n")
+
+        check("base", "default")
+        check("sft", str(sft_dir / "final"))
 
     rl_dir = out / "rl"
     metrics = rl_dir / "metrics.jsonl"
@@ -256,6 +362,8 @@ def main(argv=None) -> int:
         Trainer(cfg).train()
 
     stage("rl_s", (rl_dir / "final" / "config.json").exists(), rl)
+    if paper:
+        check("rl", str(rl_dir / "final"))
     rows = [json.loads(line) for line in metrics.read_text().splitlines() if line.strip()]
     val = [r for r in rows if "val_accuracy" in r]
     train = [r for r in rows if "reward" in r]
@@ -268,31 +376,45 @@ def main(argv=None) -> int:
         line = {"model": name, "acc": run["accuracy"], "se": run["se"], "z": z_score(run["accuracy"], level, run["se"]),
                 **extra}
         if run_dir is not None:  # what the policy wrote; equivalence pays 1, so its mean is a share
-            line.update(transcription(load_records(run_dir), val_instances), equivalent=run["components"].get("equivalence", 0.0))
+            if not paper:  # the clause shares read sympy's Or(...); SAT-Bench is written for z3 here
+                line.update(transcription(load_records(run_dir), val_instances))
+            line["equivalent"] = run["components"].get("equivalence", 0.0)
         return line
 
     table = [{"model": "random agent (exact: mean chance_success)", "acc": level, "se": 0.0, "z": None},
              row(f"random agent (measured, {a.random_samples} samples each)", random, None),
-             row("SmolLM2-135M as released (greedy)", base, out / "eval_base")]
+             row("SmolLM2-135M as released (greedy)", base, out / "eval_base", **({"logic": logic["base"]} if paper else {}))]
     for r in val:
         run_dir = rl_dir / "validation" / f"step_{r['step'] + 1:06d}"
         name = "after SFT warm-up (RL update 0)" if r["step"] < 0 else f"after RL update {r['step'] + 1}"
         table.append(row(name, summarise(run_dir), run_dir, updates=r["step"] + 1))
+    if paper:  # the held-out Synthetic-Logic check was run after the warm-up and after the last update
+        table[3]["logic"] = logic["sft"]
+        table[-1]["logic"] = logic["rl"]
     written_cols = {"clause_recall": "true clauses written", "clause_precision": "written clauses true",
                     "exact_formula": "formula exact", "equivalent": "formula equivalent (paid)"}
+    if paper:
+        written_cols = {"equivalent": "formula equivalent (paid)"}
     shown = [{**r, "z": "-" if r["z"] is None else f"{r['z']:+.1f}",
-              **{k: f"{r[k]:.2f}" if k in r else "-" for k in written_cols}} for r in table]
+              **{k: f"{r[k]:.2f}" if k in r else "-" for k in written_cols},
+              "logic_acc": f"{r['logic']['accuracy']:.3f} ± {r['logic']['se']:.3f}" if "logic" in r else "-"}
+             for r in table]
+    logic_col = [("logic_acc", "Synthetic-Logic held-out ± SE", "s")] if paper else []
     print(format_table(shown, [("model", "validation", "s"), ("acc", "accuracy", ".3f"), ("se", "SE", ".3f"),
-                               ("z", "(acc - random) / SE", "s"), *((k, h, "s") for k, h in written_cols.items())]))
-    title = (f"{ENV} sat (2,5,8) sympy, {n_val} validation formulas\nSmolLM2-135M: {a.n_sft} SFT traces, "
+                               ("z", "(acc - random) / SE", "s"), *((k, h, "s") for k, h in written_cols.items()),
+                               *logic_col]))
+    task = ("sat-bench (6 conditions, 8 variables) z3" if paper else "sat (2,5,8) sympy")
+    source = "Synthetic-Logic" if paper else "oracle"
+    title = (f"{ENV} {task}, {n_val} validation formulas\nSmolLM2-135M: {a.n_sft} {source} SFT traces, "
              f"then {a.preset} (lr {a.lr:g}"
              + (f", equivalence_rule={a.equivalence_rule}" if a.equivalence_rule != "exact" else "")
              + (f", filter on {a.filter_metric}" if a.filter_metric else "")
              + (f", kl_coef {a.kl_coef:g}" if a.kl_coef is not None else "") + "), CPU")
-    plot(out / "learning_sat_rl.png", [r for r in table if "updates" in r], train, level, base, title)
+    plot(out / "learning_sat_rl.png", [r for r in table if "updates" in r], train, level, base, title,
+         logic=[(r.get("updates", 0), r["logic"]) for r in table[2:] if "logic" in r])
     summary = {"settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()},
                "env": ENV, "env_kwargs": env_kwargs, "data": files, "random": random, "random_exact": level,
-               "base": base, "validation": [{k: r[k] for k in ("step", "val_accuracy", "val_best_step")} for r in val],
+               "base": base, "logic": logic, "validation": [{k: r[k] for k in ("step", "val_accuracy", "val_best_step")} for r in val],
                "table": table, "train_steps": len(train),
                "train_accuracy": [r.get("accuracy") for r in train], "timings_s": timings}
     (out / "learning_sat_rl.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
