@@ -5,6 +5,8 @@
   implementation of a reward; and :func:`~.scoring.task_rows`, the rows every exporter writes.
 - :mod:`.trl`: TRL's reward-function signature (:func:`~.trl.reward_fn`) and its dataset rows
   (:func:`~.trl.trl_rows`, ``{"prompt": [...], ...}``).
+- :mod:`.trl_env`: TRL's ``environment_factory`` (:func:`~.trl_env.environment_factory`): a tool
+  env's solver tools as typed methods whose programs run in solvergym's sandbox, and ``get_reward``.
 - :mod:`.verl`: verl's ``compute_score`` (sync and async) and its parquet rows
   (:func:`~.verl.write_verl_parquet`).
 

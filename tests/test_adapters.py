@@ -129,3 +129,93 @@ def test_the_exporters_write_the_same_rows_for_the_same_seed(tmp_path):
     assert table[0]["reward_model"]["style"] == "rule" and table[0]["data_source"] == "SolverSATBench-v0"
     with pytest.raises(ValueError, match="count must be >= 0"):
         list(task_rows("SolverSAT-v0", -1))
+
+
+def _trl_tools(instance):
+    """The tools TRL's GRPOTrainer takes from an environment: its public functions but reset and
+    get_reward (grpo_trainer.py, the environment_factory probe)."""
+    import inspect
+
+    return {name: getattr(instance, name) for name, _ in inspect.getmembers(type(instance), predicate=inspect.isfunction)
+            if name not in ("reset", "get_reward") and not name.startswith("_")}
+
+
+def test_the_trl_environment_runs_tool_calls_in_the_sandbox_and_pays_the_envs_return():
+    import os
+
+    from transformers.utils import get_json_schema
+
+    from solvergym.adapters.trl_env import environment_factory
+    from solvergym.agents.scripted import SolverToolOracle, play_episode
+
+    kwargs = {"task": "sat-bench", "solver": "z3"}
+    cls = environment_factory("SolverTool-v0", **kwargs)
+    rows = trl_rows("SolverTool-v0", 2, seed=5, **kwargs)
+    own = gym.make("SolverTool-v0", **kwargs).unwrapped
+    for row in rows:
+        env = cls()
+        tools = _trl_tools(env)
+        assert set(tools) == {"run_z3", "answer"}
+        for tool in tools.values():  # TRL renders every tool's schema from its hints and docstring
+            schema = get_json_schema(tool)["function"]
+            assert schema["parameters"]["required"] and schema["description"]
+        assert env.reset(**row) is None  # the row holds the prompt
+        instance = json.loads(row[INSTANCE_COLUMN])
+        played = play_episode(own, SolverToolOracle(), options={"instance": instance})
+        own.reset(options={"instance": instance})
+        out = tools["run_z3"](code=own.gold().program("z3"))  # as TRL calls it: tool(**arguments)
+        assert "stdout: sat" in out or "stdout: unsat" in out
+        tools["answer"](answer="no" if "unsat" in out else "yes")
+        assert env.get_reward() == pytest.approx(played["reward"]) and played["reward"] == pytest.approx(2.2)
+        assert tools["run_z3"](code="print(1)").startswith("The episode has ended")
+    # the program runs in a sandbox child, not in this process (where TRL runs its own tools)
+    env = cls()
+    env.reset(**rows[0])
+    out = _trl_tools(env)["run_z3"](code="import os, z3\nprint(os.getpid(), z3.Solver().check())")
+    assert f"stdout: {os.getpid()} " not in out and "stdout: " in out
+    assert _trl_tools(env)["run_z3"](code=None).startswith("The argument must be text")
+    # an episode left without an answer ends as one out of turns: the env's own return for it
+    expected = gym.make("SolverTool-v0", **kwargs).unwrapped
+    expected.reset(options={"instance": json.loads(rows[0][INSTANCE_COLUMN])})
+    total, done = 0.0, False
+    for action in ["<tool_call>\nimport os, z3\nprint(os.getpid(), z3.Solver().check())\n</tool_call>"] + [""] * 10:
+        if done:
+            break
+        _, r, term, trunc, _ = expected.step(action)
+        total, done = total + r, term or trunc
+    assert env.get_reward() == pytest.approx(total)
+    with pytest.raises(ValueError, match="offers no solver tools"):
+        environment_factory("SolverSAT-v0")
+    with pytest.raises(ValueError, match="unknown env"):
+        environment_factory("SolverTol-v0")
+
+
+@pytest.mark.slow
+def test_a_trl_grpo_step_with_the_environment_factory(tmp_path, monkeypatch):
+    # TRL 1.16 refuses a chat template without tool calling (SmolLM2's): its own ChatML template
+    # for Qwen2.5 (SmolLM2's tokens are ChatML) and response parser make the embedded model usable
+    from pathlib import Path
+
+    import trl
+    from trl import GRPOConfig, GRPOTrainer
+    from trl.chat_template_utils import add_response_schema
+
+    from solvergym.adapters.trl_env import environment_factory
+    from solvergym.agents.models import default_model_dir, load_tokenizer
+
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    path = str(default_model_dir())
+    tok = load_tokenizer(path)
+    tok.chat_template = (Path(trl.__file__).parent / "chat_templates" / "qwen2_5.jinja").read_text()
+    tok = add_response_schema(tok)
+    kwargs = {"task": "sat-bench", "solver": "z3"}
+    args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=2, num_generations=2,
+                      max_completion_length=8, max_steps=1, report_to=[], use_cpu=True, logging_steps=1,
+                      save_strategy="no")
+    trainer = GRPOTrainer(model=path, processing_class=tok, environment_factory=environment_factory("SolverTool-v0", **kwargs),
+                          train_dataset=trl_dataset("SolverTool-v0", 2, seed=0, **kwargs), args=args)
+    assert [t.__name__ for t in trainer.tools] == ["answer", "run_z3"]
+    assert trainer.reward_func_names == ["SolverTool_v0Environment"]
+    trainer.train()
+    logged = trainer.state.log_history[0]
+    assert "rewards/SolverTool_v0Environment/mean" in logged and "tools/call_frequency" in logged
