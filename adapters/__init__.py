@@ -7,6 +7,8 @@
   (:func:`~.trl.trl_rows`, ``{"prompt": [...], ...}``).
 - :mod:`.trl_env`: TRL's ``environment_factory`` (:func:`~.trl_env.environment_factory`): a tool
   env's solver tools as typed methods whose programs run in solvergym's sandbox, and ``get_reward``.
+- :mod:`.reasoning_gym`: the single-turn envs registered as reasoning-gym datasets
+  (:func:`~.reasoning_gym.register`), ``score_answer`` the env's reward.
 - :mod:`.verl`: verl's ``compute_score`` (sync and async) and its parquet rows
   (:func:`~.verl.write_verl_parquet`).
 

@@ -25,7 +25,7 @@ import gymnasium as gym
 
 from ..registry import resolve_env_id
 
-__all__ = ["EnvScorer", "Score", "task_rows", "completion_text", "env_kwargs_of", "ENV_COLUMN", "KWARGS_COLUMN",
+__all__ = ["EnvScorer", "Score", "task_rows", "scorer_for", "completion_text", "env_kwargs_of", "ENV_COLUMN", "KWARGS_COLUMN",
            "INSTANCE_COLUMN"]
 
 #: the dataset columns a row carries (TRL passes them to a reward function by these names)
@@ -166,6 +166,20 @@ class EnvScorer:
             envs, self._envs = self._envs, []
         for env in envs:
             env.close()
+
+
+_scorers: dict[tuple[str, str], EnvScorer] = {}
+_scorers_lock = threading.Lock()
+
+
+def scorer_for(env_id: str, env_kwargs: dict[str, Any]) -> EnvScorer:
+    """The process's scorer of ``env_id`` with ``env_kwargs`` (made once; adapters that get the env
+    from each row, verl's and reasoning-gym's, share them)."""
+    key = (str(env_id), json.dumps(env_kwargs, sort_keys=True))
+    with _scorers_lock:
+        if key not in _scorers:
+            _scorers[key] = EnvScorer(str(env_id), **env_kwargs)
+        return _scorers[key]
 
 
 def task_rows(env_id: str, count: int, /, *, seed: int = 0, **env_kwargs: Any) -> Iterator[dict[str, Any]]:

@@ -11,31 +11,17 @@ A row is ``{"data_source": env id, "prompt": [messages], "ability", "reward_mode
 ground truth in the env named by ``data_source`` with the row's keyword arguments and returns the
 env's reward as ``{"score", "status", "reason", "correct", "component/<name>"...}``: a row it
 cannot score is a score of 0.0 with the reason (:mod:`.scoring`). Scorers are kept per (env,
-keyword arguments).
+keyword arguments): :func:`~.scoring.scorer_for`.
 """
 from __future__ import annotations
 
 import asyncio
-import json
-import threading
 from pathlib import Path
 from typing import Any
 
-from .scoring import INSTANCE_COLUMN, KWARGS_COLUMN, EnvScorer, Score, env_kwargs_of, task_rows
+from .scoring import INSTANCE_COLUMN, KWARGS_COLUMN, Score, env_kwargs_of, scorer_for, task_rows
 
 __all__ = ["compute_score", "compute_score_async", "verl_rows", "write_verl_parquet"]
-
-_scorers: dict[tuple[str, str], EnvScorer] = {}
-_lock = threading.Lock()
-
-
-def _scorer(env_id: str, kwargs: dict[str, Any]) -> EnvScorer:
-    key = (env_id, json.dumps(kwargs, sort_keys=True))
-    with _lock:
-        if key not in _scorers:
-            _scorers[key] = EnvScorer(env_id, **kwargs)
-        return _scorers[key]
-
 
 def compute_score(data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any = None,
                   **kwargs: Any) -> dict[str, Any]:
@@ -43,7 +29,7 @@ def compute_score(data_source: Any, solution_str: Any, ground_truth: Any, extra_
     instance ``ground_truth``; see the module docstring."""
     try:
         env_kwargs = env_kwargs_of((extra_info or {}).get("env_kwargs") if isinstance(extra_info, dict) else None)
-        scorer = _scorer(str(data_source), env_kwargs)
+        scorer = scorer_for(str(data_source), env_kwargs)
     except ValueError as e:  # an unknown env or bad keyword arguments: this row only
         return Score(0.0, "bad_row", str(e)[:300]).to_dict()
     return scorer.score(ground_truth, solution_str).to_dict()

@@ -1,9 +1,11 @@
-"""The TRL and verl adapters pay the env's own reward, and bad input is a zero with a reason.
+"""The TRL, verl and reasoning-gym adapters pay the env's own reward, and bad input is a zero
+with a reason; TRL's environment_factory runs the tool env's programs in the sandbox.
 
 One table: for several envs (SolverOR-v0's programs run in the real sandbox), the oracle's answer,
 a uniformly random answer, text with no answer and the oracle's answer as a chat message, each
 scored by the env itself (``reset(options={"instance": ...})``, ``step``), by TRL's reward
-function (sync and async) and by verl's ``compute_score`` (sync and async): the same floats.
+function (sync and async), by verl's ``compute_score`` (sync and async) and by reasoning-gym's
+``score_answer``: the same floats.
 """
 from __future__ import annotations
 
@@ -73,6 +75,13 @@ def test_every_adapter_pays_the_envs_own_reward(env_id, kwargs):
                                           v0["reward_model"]["ground_truth"], v0["extra_info"]))
     assert got["score"] == own[0] and got["status"] == "ok"
     assert any(k.startswith("component/") for k in got)
+    import reasoning_gym
+
+    from solvergym.adapters.reasoning_gym import register
+
+    rg_score = reasoning_gym.get_score_answer_fn(register([env_id])[0])
+    meta = lambda r: {"metadata": {k: v for k, v in r.items() if k.startswith("solvergym_")}}  # noqa: E731
+    assert [rg_score(completion_text(c), meta(r)) for c, r in pairs] == own
     trl_sync.scorer.close()
     trl_async.scorer.close()
 
@@ -219,3 +228,31 @@ def test_a_trl_grpo_step_with_the_environment_factory(tmp_path, monkeypatch):
     trainer.train()
     logged = trainer.state.log_history[0]
     assert "rewards/SolverTool_v0Environment/mean" in logged and "tools/call_frequency" in logged
+
+
+def test_reasoning_gym_datasets_score_as_the_env_does():
+    import reasoning_gym
+
+    from solvergym.adapters.reasoning_gym import register, single_turn_ids
+
+    ids = single_turn_ids()
+    assert {"SolverSAT-v0", "SolverSATBench-v0", "SolverLogic-v0", "SolverOR-v0"} <= set(ids)
+    assert "SolverTool-v0" not in ids
+    names = register(["SolverLogic-v0", "SolverSAT-v0"])
+    assert names == ["solvergym/SolverLogic-v0", "solvergym/SolverSAT-v0"] and register(["SolverSAT-v0"]) == names[1:]
+    data = reasoning_gym.create_dataset("solvergym/SolverLogic-v0", size=4, seed=7, env_kwargs={"family": "subset-sum"})
+    again = reasoning_gym.create_dataset("solvergym/SolverLogic-v0", size=4, seed=7, env_kwargs={"family": "subset-sum"})
+    assert [e["question"] for e in data] == [e["question"] for e in again]  # seeded
+    score = reasoning_gym.get_score_answer_fn("solvergym/SolverLogic-v0")  # a default-config dataset's
+    rng = np.random.default_rng(1)
+    row = lambda e: {INSTANCE_COLUMN: e["metadata"][INSTANCE_COLUMN]}  # noqa: E731
+    for entry in data:
+        kwargs = {"family": "subset-sum"}
+        env = gym.make("SolverLogic-v0", **kwargs).unwrapped
+        env.reset(options={"instance": json.loads(entry["metadata"][INSTANCE_COLUMN])})
+        for response in (entry["answer"], env.sample_answer(rng), "no idea"):
+            assert score(response, entry) == _own_reward("SolverLogic-v0", kwargs, row(entry), response)
+        assert score(entry["answer"], entry) > 0
+        assert score(None, entry) == 0.0 and score(entry["answer"], {"metadata": {}}) == 0.0
+    sat = reasoning_gym.create_dataset("solvergym/SolverSAT-v0", size=2, seed=0)
+    assert sat.score_answer(sat[0]["answer"], sat[0]) == _own_reward("SolverSAT-v0", {}, row(sat[0]), sat[0]["answer"])
