@@ -9,6 +9,7 @@
   env's solver tools as typed methods whose programs run in solvergym's sandbox, and ``get_reward``.
 - :mod:`.reasoning_gym`: the single-turn envs registered as reasoning-gym datasets
   (:func:`~.reasoning_gym.register`), ``score_answer`` the env's reward.
+- :mod:`.openenv`: any env as an OpenEnv server (``solvergym serve``) and its client.
 - :mod:`.verl`: verl's ``compute_score`` (sync and async) and its parquet rows
   (:func:`~.verl.write_verl_parquet`).
 

@@ -19,13 +19,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import check_trace, dataset, evaluate, explore, train
+from . import check_trace, dataset, evaluate, explore, serve, train
 from .args import add_import, import_modules
 
 __all__ = ["build_parser", "main"]
 
 DESCRIPTION = ("Gymnasium text environments with solver-verified rewards: list, sample, demo, dataset, "
-               "train, sft, plot, check-trace, eval (and eval compare: runs side by side).")
+               "train, sft, plot, check-trace, eval (and eval compare: runs side by side), serve (OpenEnv).")
 
 EPILOG = ("Agents (eval --agent): oracle, random, cdcl[:SOLVER], logic-lm:SPEC (Logic-LM driving the model "
           "SPEC names, e.g. logic-lm:hf:default), hf:default | hf:PATH, vllm:PATH, openai:URL#MODEL, or "
@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="solvergym", description=DESCRIPTION, epilog=EPILOG)
     add_import(p, dest="imports_first")  # solvergym --import M CMD ...
     sub = p.add_subparsers(dest="cmd", required=True)
-    for group in (explore, dataset, train, check_trace, evaluate):
+    for group in (explore, dataset, train, check_trace, evaluate, serve):
         group.add_parser(sub)
     for command in _subcommands(sub):
         add_import(command)

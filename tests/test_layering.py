@@ -31,6 +31,8 @@ UPPER = ("agents", "algorithms", "benchmarks", "cli", "adapters")
 
 #: (importing module, imported module) -> why the import is inside a function.
 LOCAL_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
+    ("solvergym.cli.serve", "solvergym.adapters.openenv"):
+        "`solvergym serve` only: openenv-core (FastAPI, gradio) is an optional extra and must not load for other commands",
     ("solvergym.agents", "solvergym.agents.hf"):
         "PEP 562 lazy attribute: `import solvergym.agents` must not import torch (HFAgent, SamplingConfig)",
     ("solvergym.agents", "solvergym.agents.vllm"):
