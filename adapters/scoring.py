@@ -88,6 +88,9 @@ class EnvScorer:
     def __init__(self, env_id: str, **env_kwargs: Any):
         self.env_id = resolve_env_id(env_id)  # an unknown id: a one-line error now, not mid-training
         self.env_kwargs = dict(env_kwargs)
+        #: the keyword arguments as a row holds them (task_rows' JSON): most rows match it as text
+        self._kwargs_json = json.dumps(self.env_kwargs, sort_keys=True)
+        self._kwargs_plain = json.loads(self._kwargs_json)
         self._local = threading.local()
         self._envs: list[Any] = []
         self._lock = threading.Lock()
@@ -108,7 +111,9 @@ class EnvScorer:
 
     def matches(self, env_id: Any, env_kwargs: Any) -> str | None:
         """Why a row of ``env_id`` / ``env_kwargs`` is not this scorer's (``None``: it is)."""
-        if env_id is not None:
+        if (env_id is None or env_id == self.env_id) and (env_kwargs is None or env_kwargs == self._kwargs_json):
+            return None  # the common case, decided without parsing
+        if env_id is not None and env_id != self.env_id:
             try:
                 if resolve_env_id(str(env_id)) != self.env_id:
                     return f"the row is of {env_id!r}, this scorer's env is {self.env_id!r}"
@@ -118,7 +123,7 @@ class EnvScorer:
             kwargs = env_kwargs_of(env_kwargs)
         except ValueError as e:
             return f"the row's env keyword arguments: {e}"
-        if env_kwargs is not None and kwargs != json.loads(json.dumps(self.env_kwargs)):  # as a row holds them
+        if env_kwargs is not None and kwargs != self._kwargs_plain:
             return f"the row was made with {kwargs}, this scorer's env with {self.env_kwargs}"
         return None
 

@@ -23,15 +23,24 @@ from .scoring import INSTANCE_COLUMN, KWARGS_COLUMN, Score, env_kwargs_of, score
 
 __all__ = ["compute_score", "compute_score_async", "verl_rows", "write_verl_parquet"]
 
+#: (data_source, env_kwargs text) -> its scorer (dict reads and writes are atomic under the GIL)
+_by_row: dict[tuple[str, str | None], Any] = {}
+
+
 def compute_score(data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any = None,
                   **kwargs: Any) -> dict[str, Any]:
     """verl's reward signature: the env ``data_source``'s reward for ``solution_str`` on the
     instance ``ground_truth``; see the module docstring."""
-    try:
-        env_kwargs = env_kwargs_of((extra_info or {}).get("env_kwargs") if isinstance(extra_info, dict) else None)
-        scorer = scorer_for(str(data_source), env_kwargs)
-    except ValueError as e:  # an unknown env or bad keyword arguments: this row only
-        return Score(0.0, "bad_row", str(e)[:300]).to_dict()
+    raw = extra_info.get("env_kwargs") if isinstance(extra_info, dict) else None
+    key = (str(data_source), raw if isinstance(raw, str) else None)
+    scorer = _by_row.get(key)  # a row's kwargs are the same JSON text row after row: parsed once
+    if scorer is None:
+        try:
+            scorer = scorer_for(key[0], env_kwargs_of(raw))
+        except ValueError as e:  # an unknown env or bad keyword arguments: this row only
+            return Score(0.0, "bad_row", str(e)[:300]).to_dict()
+        if key[1] is not None or raw is None:
+            _by_row[key] = scorer
     return scorer.score(ground_truth, solution_str).to_dict()
 
 

@@ -1,0 +1,93 @@
+"""What an adapter costs over the env: completions scored per second through TRL's reward
+function and verl's ``compute_score`` against the env's own ``reset(options) + step``.
+
+    python benchmarks/adapters.py [--count 200] [--repeat 3] [--quick] [--out benchmarks/results]
+
+Same completions, same run, same process: for each env, ``count`` rows (:func:`~solvergym.adapters.scoring.task_rows`)
+and for each the oracle's answer, scored (1) by the env directly (the instance posed from its
+dict, as an adapter poses it), (2) by ``reward_fn`` in one batched call, as TRL calls it, (3) by
+``compute_score`` row by row, as verl's reward loop calls it. Best of ``repeat``. The overhead is
+``env rate / adapter rate - 1`` (target: under 10%). Prints the table and writes ``adapters.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+try:
+    import solvergym  # noqa: F401
+except ImportError:  # run from a checkout without installing: the root is the package
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+import gymnasium as gym
+from tqdm import tqdm
+
+from solvergym.adapters.scoring import INSTANCE_COLUMN, task_rows
+from solvergym.adapters.trl import reward_fn
+from solvergym.adapters.verl import compute_score
+from solvergym.evaluation.tables import format_table
+
+CASES = [("SolverSAT-v0", {"n": 3, "k": 5, "l": 6}), ("SolverSATBench-v0", {}), ("SolverLogic-v0", {"family": "clique"}),
+         ("SolverKnights-v0", {})]
+
+
+def best_rate(fn, count: int, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return count / best
+
+
+def measure(env_id: str, kwargs: dict, count: int, repeat: int) -> dict:
+    rows = list(task_rows(env_id, count, seed=0, **kwargs))
+    env = gym.make(env_id, **kwargs).unwrapped
+    answers = []
+    for r in rows:
+        env.reset(options={"instance": json.loads(r[INSTANCE_COLUMN])})
+        answers.append(env.gold().answer)
+
+    def direct():
+        for r, a in zip(rows, answers):
+            env.reset(options={"instance": json.loads(r[INSTANCE_COLUMN])})
+            env.step(a)
+
+    trl = reward_fn(env_id, **kwargs)
+    columns = {k: [r[k] for r in rows] for k in rows[0] if k != "prompt"}
+    extra = {"env_kwargs": rows[0]["solvergym_env_kwargs"]}
+    own = direct_rate = best_rate(direct, count, repeat)
+    trl_rate = best_rate(lambda: trl(completions=answers, **columns), count, repeat)
+    verl_rate = best_rate(lambda: [compute_score(env_id, a, r[INSTANCE_COLUMN], extra) for r, a in zip(rows, answers)],
+                          count, repeat)
+    env.close()
+    trl.scorer.close()
+    return {"env": env_id, "kwargs": json.dumps(kwargs), "env_rate": direct_rate, "trl_rate": trl_rate,
+            "verl_rate": verl_rate, "trl_overhead": own / trl_rate - 1, "verl_overhead": own / verl_rate - 1}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--count", type=int, default=200, help="completions per env")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--quick", action="store_true", help="count 20, repeat 1")
+    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    a = p.parse_args(argv)
+    count, repeat = (20, 1) if a.quick else (a.count, a.repeat)
+    rows = [measure(e, k, count, repeat) for e, k in tqdm(CASES, desc="adapters", unit="env")]
+    print(format_table(rows, [("env", "env", "s"), ("kwargs", "kwargs", "s"), ("env_rate", "env step /s", ".0f"),
+                              ("trl_rate", "TRL reward_fn /s", ".0f"), ("verl_rate", "verl compute_score /s", ".0f"),
+                              ("trl_overhead", "TRL overhead", "+.1%"), ("verl_overhead", "verl overhead", "+.1%")]))
+    a.out.mkdir(parents=True, exist_ok=True)
+    result = {"machine": platform.platform(), "python": platform.python_version(), "count": count, "repeat": repeat,
+              "rows": rows}
+    (a.out / "adapters.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {a.out / 'adapters.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
