@@ -199,35 +199,48 @@ def test_the_trl_environment_runs_tool_calls_in_the_sandbox_and_pays_the_envs_re
         environment_factory("SolverTol-v0")
 
 
+_GRPO_STEP = """
+import json, os, sys
+os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
+from pathlib import Path
+import trl
+from trl import GRPOConfig, GRPOTrainer
+from trl.chat_template_utils import add_response_schema
+from solvergym.adapters.trl import trl_dataset
+from solvergym.adapters.trl_env import environment_factory
+from solvergym.agents.models import default_model_dir, load_tokenizer
+
+path = str(default_model_dir())
+tok = load_tokenizer(path)
+tok.chat_template = (Path(trl.__file__).parent / "chat_templates" / "qwen2_5.jinja").read_text()
+tok = add_response_schema(tok)
+kwargs = {"task": "sat-bench", "solver": "z3"}
+args = GRPOConfig(output_dir=sys.argv[1], per_device_train_batch_size=2, num_generations=2, max_completion_length=8,
+                  max_steps=1, report_to=[], use_cpu=True, logging_steps=1, save_strategy="no")
+trainer = GRPOTrainer(model=path, processing_class=tok, environment_factory=environment_factory("SolverTool-v0", **kwargs),
+                      train_dataset=trl_dataset("SolverTool-v0", 2, seed=0, **kwargs), args=args)
+trainer.train()
+print(json.dumps({"tools": [t.__name__ for t in trainer.tools], "rewards": trainer.reward_func_names,
+                  "logged": sorted(trainer.state.log_history[0])}))
+"""
+
+
 @pytest.mark.slow
-def test_a_trl_grpo_step_with_the_environment_factory(tmp_path, monkeypatch):
-    # TRL 1.16 refuses a chat template without tool calling (SmolLM2's): its own ChatML template
-    # for Qwen2.5 (SmolLM2's tokens are ChatML) and response parser make the embedded model usable
-    from pathlib import Path
+def test_a_trl_grpo_step_with_the_environment_factory(tmp_path):
+    # in a child process: TRL's trainer sets Accelerate's process-wide state (cpu=True), which the
+    # suite's own trainers would then find already set. TRL 1.16 refuses a chat template without
+    # tool calling (SmolLM2's): TRL's ChatML template for Qwen2.5 (SmolLM2's tokens are ChatML) and
+    # its response parser make the embedded model usable
+    import subprocess
+    import sys
 
-    import trl
-    from trl import GRPOConfig, GRPOTrainer
-    from trl.chat_template_utils import add_response_schema
-
-    from solvergym.adapters.trl_env import environment_factory
-    from solvergym.agents.models import default_model_dir, load_tokenizer
-
-    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
-    path = str(default_model_dir())
-    tok = load_tokenizer(path)
-    tok.chat_template = (Path(trl.__file__).parent / "chat_templates" / "qwen2_5.jinja").read_text()
-    tok = add_response_schema(tok)
-    kwargs = {"task": "sat-bench", "solver": "z3"}
-    args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=2, num_generations=2,
-                      max_completion_length=8, max_steps=1, report_to=[], use_cpu=True, logging_steps=1,
-                      save_strategy="no")
-    trainer = GRPOTrainer(model=path, processing_class=tok, environment_factory=environment_factory("SolverTool-v0", **kwargs),
-                          train_dataset=trl_dataset("SolverTool-v0", 2, seed=0, **kwargs), args=args)
-    assert [t.__name__ for t in trainer.tools] == ["answer", "run_z3"]
-    assert trainer.reward_func_names == ["SolverTool_v0Environment"]
-    trainer.train()
-    logged = trainer.state.log_history[0]
-    assert "rewards/SolverTool_v0Environment/mean" in logged and "tools/call_frequency" in logged
+    script = tmp_path / "grpo_step.py"
+    script.write_text(_GRPO_STEP)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "out")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["tools"] == ["answer", "run_z3"] and result["rewards"] == ["SolverTool_v0Environment"]
+    assert "rewards/SolverTool_v0Environment/mean" in result["logged"] and "tools/call_frequency" in result["logged"]
 
 
 def test_reasoning_gym_datasets_score_as_the_env_does():
