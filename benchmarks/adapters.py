@@ -15,7 +15,6 @@ import argparse
 import json
 import platform
 import sys
-import time
 from pathlib import Path
 
 try:
@@ -28,19 +27,11 @@ from tqdm import tqdm
 from solvergym.adapters.scoring import INSTANCE_COLUMN, task_rows
 from solvergym.adapters.trl import reward_fn
 from solvergym.adapters.verl import compute_score
+from solvergym.benchmarks.logic_generation import rate as best_rate
 from solvergym.evaluation.tables import format_table
 
 CASES = [("SolverSAT-v0", {"n": 3, "k": 5, "l": 6}), ("SolverSATBench-v0", {}), ("SolverLogic-v0", {"family": "clique"}),
          ("SolverKnights-v0", {})]
-
-
-def best_rate(fn, count: int, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return count / best
 
 
 def measure(env_id: str, kwargs: dict, count: int, repeat: int) -> dict:
