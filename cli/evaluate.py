@@ -70,7 +70,7 @@ def cmd_eval(args, parser: argparse.ArgumentParser) -> int:
                          instances=args.instances, instance_seed=args.instance_seed, n_samples=args.n_samples,
                          seeds=_ints(args.seeds, "--seeds"), ks=_ints(args.k, "--k"), temperature=args.temperature,
                          max_new_tokens=args.max_new_tokens, batch_instances=args.batch_instances,
-                         workers=args.workers)
+                         workers=args.workers, executor=args.executor)
         run = run_eval(cfg, args.out, progress=not args.no_progress)
     except (ValueError, TypeError, RunLocked) as e:
         if raised_in_user_code(e):
@@ -140,6 +140,10 @@ def add_parser(sub) -> None:
     e.add_argument("--workers", type=int, default=None,
                    help="threads stepping a batch's envs (default: 8 where steps wait on the sandbox, else 1; "
                         "more than 1 only for thread-safe envs, not the step-verified logic ones)")
+    e.add_argument("--executor", default=None,
+                   help="where the env's programs run: ray (Ray actors: the cluster at RAY_ADDRESS, or a new "
+                        "local one) or a Ray address such as ray://head:10001 (default: this machine; "
+                        "SolverTool-v0 and SolverOR-v0)")
     e.add_argument("--out", default=None, help="the run directory (an existing one is resumed; required)")
     e.add_argument("--by", default=None,
                    help="comma-separated difficulty keys to break the report down by (default: all of them)")

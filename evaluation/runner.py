@@ -37,6 +37,7 @@ import gymnasium as gym
 import numpy as np
 from tqdm import tqdm
 
+from ..sandbox import parse_executor
 from .agents import act, make_agent, reseed, sampling_temperature
 from .records import (CONFIG, RECORDS, TIMINGS, has_results, hold_run, identity_diff, load_records, read_run,
                       truncate_partial, write_run)
@@ -80,7 +81,10 @@ class EvalConfig:
     :data:`AUTO_WORKERS` where the env's steps wait on the sandbox and are thread-safe
     (``env.concurrent_steps``: SolverOR-v0, SolverTool-v0), else 1; 1 steps them one after the
     other, which every env allows; more is an error for an env whose problem is not thread-safe
-    (the step-verified logic envs share Z3's main context)."""
+    (the step-verified logic envs share Z3's main context). ``executor``: where the env's
+    programs run (``"ray"`` or a Ray address: Ray actors; ``None``: the env's default, this
+    machine), for the envs that run programs (SolverTool-v0, SolverOR-v0); like ``workers`` it
+    changes no record."""
 
     env_id: str
     agent: str
@@ -95,6 +99,7 @@ class EvalConfig:
     max_new_tokens: int = 256
     batch_instances: int = 16
     workers: int | None = None
+    executor: str | None = None
 
     def __post_init__(self):
         self.seeds = [int(s) for s in self.seeds]
@@ -110,15 +115,34 @@ class EvalConfig:
             raise ValueError("instances must be >= 1")
         if self.batch_instances < 1 or (self.workers is not None and self.workers < 1):
             raise ValueError("batch_instances and workers must be >= 1")
+        if self.executor is not None:
+            parse_executor(self.executor)
+            if "executor" in self.env_kwargs:
+                raise ValueError("give the executor once: as executor= or in env_kwargs, not both")
+
+    def make_env(self) -> gym.Env:
+        """``gym.make(env_id, **env_kwargs)``, with ``executor`` where one is given (a clear error
+        for an env that runs no programs)."""
+        if self.executor is None:
+            return gym.make(self.env_id, **self.env_kwargs)
+        try:
+            return gym.make(self.env_id, **self.env_kwargs, executor=self.executor)
+        except TypeError as e:
+            if "executor" not in str(e):
+                raise
+            raise ValueError(f"{self.env_id} runs no programs, so it takes no executor (SolverTool-v0 and "
+                             f"SolverOR-v0 do)") from None
 
     def identity(self) -> dict[str, Any]:
         """What must match for a run directory to be resumed: everything but ``workers`` (threads
-        stepping envs change no record). ``batch_instances`` is in: the agent is reseeded per
+        stepping envs change no record), ``executor`` (nor does where programs run).
+        ``batch_instances`` is in: the agent is reseeded per
         batch, and a model agent samples a batch together, so the batching decides the samples;
         seeding per episode instead would need every backend to sample each row of a batch
         from its own generator, which batched decoding does not offer."""
         d = asdict(self)
         d.pop("workers")
+        d.pop("executor")
         return d
 
 
@@ -253,7 +277,7 @@ def _run_held(cfg: EvalConfig, out: Path, agent: Any, progress: bool) -> Path:
     if run is None and has_results(out):
         raise ValueError(f"{out} holds {RECORDS} but no run.json: what produced them is unknown, so no run "
                          f"adopts them; use a new --out")
-    probe = gym.make(cfg.env_id, **cfg.env_kwargs)
+    probe = cfg.make_env()
     try:
         items, digest = _instances(cfg, probe)
         workers = _workers(cfg, probe.unwrapped)
@@ -277,7 +301,7 @@ def _run_held(cfg: EvalConfig, out: Path, agent: Any, progress: bool) -> Path:
     bar, pool = None, None
     try:
         for _ in range(min(cfg.batch_instances * cfg.n_samples, len(items) * cfg.n_samples)):
-            envs.append(gym.make(cfg.env_id, **cfg.env_kwargs))
+            envs.append(cfg.make_env())
         if run is None:  # the run has started: only now does the directory become this run's
             for name in (RECORDS, TIMINGS):
                 (out / name).unlink(missing_ok=True)

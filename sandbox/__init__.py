@@ -21,8 +21,10 @@ if it was shut down, given back on close, and a ``killed`` result when no sandbo
 
 The pool's side (this process): ``config.py`` (:class:`Limits`, :class:`SandboxConfig`, the
 default config), ``result.py`` (:class:`SandboxResult`, :class:`SandboxError`), ``pool.py``
-(:class:`SandboxPool`), ``process.py`` (one server process and the protocol to it),
-``shared.py`` (the process-wide pool, :func:`shared_pool`). The server's side, one process tree
+(:class:`SandboxPool`), ``executor.py`` (where the servers run: this machine, or Ray actors,
+``SandboxPool(executor="ray")``), ``process.py`` (one server process and the protocol to it),
+``ray_executor.py`` (one Ray actor per slot, each owning a server on its node), ``shared.py`` (the
+process-wide pools, :func:`shared_pool`). The server's side, one process tree
 per pool slot, started as ``python -I server.py``: ``supervisor.py`` (requests, supervision,
 clean-up), ``isolation.py`` (namespaces, read-only root, fresh ``/tmp``), ``memory.py`` (the memory
 budget over a program's processes), ``classify.py`` (a program's status and record),
@@ -65,18 +67,21 @@ returned; a program that walks its interpreter's objects to find the capture and
 still forge a record (``capture/``, "Trust").
 """
 from .config import Limits, SandboxConfig, default_config, set_default_config
+from .executor import EXECUTORS, parse_executor
 from .pool import REHEARSABLE, SandboxPool
-from .result import SOLVER_FAMILIES, STATUSES, SandboxError, SandboxResult
+from .result import SOLVER_FAMILIES, STATUSES, SandboxError, SandboxResult, server_lost
 from .shared import (
     PoolLease,
     acquire_default_pool,
     default_pool,
+    executor_pool,
     release_default_pool,
     shared_pool,
     shutdown_default_pool,
 )
 
 __all__ = [
+    "EXECUTORS",
     "REHEARSABLE",
     "SOLVER_FAMILIES",
     "STATUSES",
@@ -89,7 +94,10 @@ __all__ = [
     "acquire_default_pool",
     "default_config",
     "default_pool",
+    "executor_pool",
+    "parse_executor",
     "release_default_pool",
+    "server_lost",
     "set_default_config",
     "shared_pool",
     "shutdown_default_pool",

@@ -3,14 +3,15 @@
 ``SandboxPool(size)`` starts ``size`` fork servers (default: one per core) lazily and hands every
 program to an idle one (last in, first out: a warm server is reused before a cold one starts). A
 server that dies (or stops answering) is killed with everything it started and replaced; the
-call that was running on it comes back with status ``killed`` and the next call gets a fresh
-server. Pools are closed at interpreter exit.
+call that was running on it comes back with status ``killed`` (or, with ``retries``, runs again
+on the fresh server) and the next call gets a fresh server. Where the servers run is the
+executor's business (``executor.py``: this machine, or Ray actors across a cluster). Pools are
+closed at interpreter exit.
 """
 from __future__ import annotations
 
 import asyncio
 import atexit
-import os
 import queue
 import threading
 import weakref
@@ -18,8 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Sequence
 
 from .config import Limits, SandboxConfig, pool_config
-from .process import ServerProcess
-from .result import SandboxError, SandboxResult
+from .executor import Server, parse_executor, server_factory
+from .result import LOST, SandboxError, SandboxResult, server_lost
 
 _POOLS: "weakref.WeakSet[SandboxPool]" = weakref.WeakSet()
 
@@ -27,22 +28,34 @@ _POOLS: "weakref.WeakSet[SandboxPool]" = weakref.WeakSet()
 class SandboxPool:
     """A pool of fork servers; ``run`` / ``run_many`` / ``arun`` / ``arun_many`` execute programs.
 
-    ``size``: servers (default: one per core); ``config``: how they isolate programs (default:
-    the process's default config; the default config's ``hide`` is kept in any case, see
-    ``config.set_default_config``); ``limits``: the limits of a run given none.
+    ``size``: servers (default: one per core, or per CPU of the Ray cluster); ``config``: how they
+    isolate programs (default: the process's default config; the default config's ``hide`` is
+    kept in any case, see ``config.set_default_config``); ``limits``: the limits of a run given
+    none; ``executor``: where the servers run (``"local"``, ``"ray"`` or a Ray address;
+    ``executor.py``); ``retries``: how many times a program whose server died under it runs again
+    on a fresh server before its result is ``killed`` (default 0 locally, where a dying server is
+    rare and a test wants to see it; 2 on Ray, where a node can go away).
 
     Thread-safe: each call takes an idle server (waiting for one when all are busy), so
     ``run_many`` with ``size`` workers keeps every server busy.
     """
 
     def __init__(self, size: int | None = None, config: SandboxConfig | None = None,
-                 limits: Limits | None = None):
-        self.size = int(size or _cores())
-        if self.size < 1:
+                 limits: Limits | None = None, executor: str | None = None, retries: int | None = None):
+        kind, _ = parse_executor(executor)
+        if size is not None and (isinstance(size, bool) or int(size) < 1):
             raise ValueError("a pool needs at least one server")
+        if retries is None:
+            retries = 2 if kind == "ray" else 0
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ValueError(f"retries must be an int >= 0, got {retries!r}")
         self.config = pool_config(config)
+        self.executor = kind if executor is None or executor in ("local", "ray") else executor
+        self.retries = retries
+        make, suggested = server_factory(executor, self.config)
+        self.size = int(size or suggested)
         self.limits = limits or Limits()
-        self._servers = [ServerProcess(self.config, i) for i in range(self.size)]
+        self._servers: list[Server] = [make(i) for i in range(self.size)]
         # last in, first out: a warm server is reused before a cold one is started
         self._idle: queue.LifoQueue[ServerProcess] = queue.LifoQueue()
         for s in reversed(self._servers):
@@ -50,6 +63,7 @@ class SandboxPool:
         self._lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
         self._closed = False
+        #: servers replaced after they died, each death counted once
         self.restarts = 0
         _POOLS.add(self)
 
@@ -60,12 +74,11 @@ class SandboxPool:
             list(ex.map(self._ensure, self._servers))
         return self
 
-    def _ensure(self, server: ServerProcess) -> None:
+    def _ensure(self, server: Server) -> None:
         if self._closed:
             raise SandboxError("this sandbox pool is closed")
         if not server.alive():
-            if server.proc is not None or server.hello:
-                # ``restarts``: servers replaced after they died, each death counted here once
+            if server.started:
                 self.restarts += 1
                 server.kill()
                 server.hello = {}
@@ -129,16 +142,23 @@ class SandboxPool:
         limits = limits or self.limits
         server = self._idle.get()
         try:
-            self._ensure(server)
-            try:
-                return server.request(code, limits, rehearse)
-            except Exception as e:  # one program's result is never another's exception
-                pid = server.pid
-                server.kill()
-                return SandboxResult.failure("killed", f"the sandbox failed on this program ({type(e).__name__}); "
-                                             "its server has been replaced", pid=pid)
+            for _ in range(self.retries + 1):
+                result = self._request(server, code, limits, rehearse)
+                if not server_lost(result):
+                    return result
+            return result
         finally:
             self._idle.put(server)
+
+    def _request(self, server: Server, code: str, limits: Limits, rehearse: tuple[str, ...]) -> SandboxResult:
+        self._ensure(server)
+        try:
+            return server.request(code, limits, rehearse)
+        except Exception as e:  # one program's result is never another's exception
+            pid = server.pid
+            server.kill()
+            return SandboxResult.failure("killed", f"the sandbox failed on this program ({type(e).__name__}); "
+                                         f"{LOST}", pid=pid)
 
     def run_many(self, codes: Sequence[str] | Iterable[str], limits: Limits | None = None,
                  rehearse: Sequence[str] = ()) -> list[SandboxResult]:
@@ -176,13 +196,6 @@ def _rehearsal(names: Sequence[str]) -> tuple[str, ...]:
     if unknown:
         raise ValueError(f"cannot rehearse {unknown}; the choices are {list(REHEARSABLE)}")
     return names
-
-
-def _cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 @atexit.register

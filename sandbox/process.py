@@ -24,7 +24,7 @@ from typing import Sequence
 
 from . import linux
 from .config import Limits, SandboxConfig
-from .result import SandboxError, SandboxResult
+from .result import LOST, SandboxError, SandboxResult
 
 #: this package's directory: ``server.py`` and the modules it loads from it
 SANDBOX_DIR = Path(__file__).resolve().parent
@@ -49,6 +49,10 @@ class ServerProcess:
     @property
     def pid(self) -> int | None:
         return self.proc.pid if self.proc is not None else None
+
+    @property
+    def started(self) -> bool:
+        return self.proc is not None or bool(self.hello)
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -113,12 +117,12 @@ class ServerProcess:
         try:
             linux.write_frame(self.proc.stdin.fileno(), msg)
         except (OSError, ValueError):
-            return self._lost(t0, "the sandbox server was gone; it has been replaced")
+            return self._lost(t0, f"the sandbox server was gone; {LOST}")
         # the server enforces the limit; this margin only catches a server that hangs or died
         resp = self._read(limits.timeout_s + 10.0)
         if not isinstance(resp, dict) or resp.get("id") != self.counter:
-            return self._lost(t0, "the sandbox server died or stopped answering while running the "
-                                  "program; it has been replaced")
+            return self._lost(t0, f"the sandbox server died or stopped answering while running the "
+                                  f"program; {LOST}")
         return SandboxResult.from_response(resp, self.pid)
 
     def _lost(self, t0: float, reason: str) -> SandboxResult:

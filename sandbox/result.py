@@ -18,6 +18,16 @@ STATUSES = ("ok", "error", "timeout", "memory", "killed", "output_limit")
 SOLVER_FAMILIES = ("z3", "pysmt", "python-sat", "ortools", "sympy")
 
 
+#: how the reason of a ``killed`` result ends when the program's server died under it or stopped
+#: answering (the sandbox's failure, not the program's: :func:`server_lost`)
+LOST = "it has been replaced"
+
+
+def server_lost(result: "SandboxResult") -> bool:
+    """Whether ``result`` is a program's server dying under it (a pool may run it again)."""
+    return result.status == "killed" and result.reason.endswith(LOST)
+
+
 class SandboxError(RuntimeError):
     """The sandbox could not be started at all (a program's failure is a result, never this)."""
 

@@ -9,6 +9,10 @@ its runs never raise for want of a sandbox (the result is ``killed``, with the r
 
     with shared_pool() as lease:   # or shared_pool(my_pool): used, never closed
         r = lease.run("print(1)", Limits(timeout_s=5))
+
+Another executor (``shared_pool(executor="ray")``) has its own process-wide pool
+(:func:`executor_pool`), started on first use and kept until it is shut down or the interpreter
+exits (a Ray pool costs actors on a cluster to start; envs made and closed in a loop reuse it).
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import threading
 from typing import Iterable, Sequence
 
 from .config import Limits
+from .executor import parse_executor
 from .pool import SandboxPool
 from .result import SandboxError, SandboxResult
 
@@ -31,13 +36,39 @@ IDLE_SHUTDOWN_S = float(os.environ.get("SOLVERGYM_SANDBOX_IDLE_S", "10"))
 
 def default_pool() -> SandboxPool:
     """The process-wide pool (created on first use; sized by ``SOLVERGYM_SANDBOX_SERVERS`` or
-    the number of cores)."""
+    the number of cores). A program whose server dies under it runs once more on a fresh server
+    (``retries=1``): the envs and adapters that share this pool never lose a reward to a dying
+    server (``SOLVERGYM_SANDBOX_RETRIES`` sets another count)."""
     global _default
     with _default_lock:
         if _default is None or _default.closed:
             size = int(os.environ.get("SOLVERGYM_SANDBOX_SERVERS", "0")) or None
-            _default = SandboxPool(size)
+            _default = SandboxPool(size, retries=_env_retries(1))
         return _default
+
+
+_executor_pools: dict[str, SandboxPool] = {}
+
+
+def executor_pool(executor: str | None) -> SandboxPool:
+    """The process-wide pool of ``executor`` (``"local"``: :func:`default_pool`; ``"ray"`` or a Ray
+    address: a Ray pool sized by ``SOLVERGYM_SANDBOX_SERVERS`` or the cluster's CPUs), made on
+    first use and again after it was closed."""
+    kind, address = parse_executor(executor)
+    if kind == "local":
+        return default_pool()
+    key = address or kind
+    with _default_lock:
+        pool = _executor_pools.get(key)
+        if pool is None or pool.closed:
+            size = int(os.environ.get("SOLVERGYM_SANDBOX_SERVERS", "0")) or None
+            pool = _executor_pools[key] = SandboxPool(size, executor=executor, retries=_env_retries(2))
+        return pool
+
+
+def _env_retries(default: int) -> int:
+    value = os.environ.get("SOLVERGYM_SANDBOX_RETRIES", "")
+    return int(value) if value.strip() else default
 
 
 def acquire_default_pool() -> SandboxPool:
@@ -88,20 +119,31 @@ def _close_default_locked() -> None:
 
 
 def shutdown_default_pool() -> None:
-    """Stop the shared pool now (its users get a fresh one on their next call)."""
+    """Stop the shared pools now, the local one and every executor's (their users get fresh ones
+    on their next call)."""
     global _default_refs
     with _default_lock:
         _default_refs = 0
         _close_default_locked()
+        pools = list(_executor_pools.values())
+        _executor_pools.clear()
+    for pool in pools:
+        pool.close()
 
 
 class PoolLease:
     """A user's hold on a pool: ``pool`` (the caller's own, used and never closed) or, without
     one, the process-wide pool, taken on the first run (:func:`acquire_default_pool`) and again
     if it was shut down meanwhile (:func:`shutdown_default_pool`), and given back by
-    :meth:`close` (a later run takes it again). Thread-safe; a context manager."""
+    :meth:`close` (a later run takes it again). ``executor`` (``"ray"`` or a Ray address, without a
+    ``pool``): that executor's process-wide pool (:func:`executor_pool`) instead. Thread-safe; a
+    context manager."""
 
-    def __init__(self, pool: SandboxPool | None = None):
+    def __init__(self, pool: SandboxPool | None = None, executor: str | None = None):
+        if pool is not None and executor is not None:
+            raise ValueError("give a lease either a pool or an executor, not both")
+        self._executor = executor
+        self._remote = parse_executor(executor)[0] != "local"
         self._given = pool
         self._taken: SandboxPool | None = None
         self._lock = threading.Lock()
@@ -111,6 +153,8 @@ class PoolLease:
         """The pool runs go to now (taking the process-wide one if this lease holds none)."""
         if self._given is not None:
             return self._given
+        if self._remote:
+            return executor_pool(self._executor)
         with self._lock:
             if self._taken is None or self._taken.closed:
                 if self._taken is not None:  # shut down under us: the reference goes with it
@@ -147,7 +191,7 @@ class PoolLease:
     def __reduce__(self):
         # a copy (or an unpickled lease) is a new holder: it shares the given pool, not the
         # reference this one took (a lock and a taken pool do not travel)
-        return PoolLease, (self._given,)
+        return PoolLease, (self._given, self._executor)
 
     def __enter__(self) -> "PoolLease":
         return self
@@ -156,9 +200,10 @@ class PoolLease:
         self.close()
 
 
-def shared_pool(pool: SandboxPool | None = None) -> PoolLease:
-    """A lease on ``pool`` or, without one, on the process-wide pool (:class:`PoolLease`)."""
-    return PoolLease(pool)
+def shared_pool(pool: SandboxPool | None = None, executor: str | None = None) -> PoolLease:
+    """A lease on ``pool`` or, without one, on the process-wide pool of ``executor`` (default:
+    the local one; :class:`PoolLease`)."""
+    return PoolLease(pool, executor)
 
 
 def _unavailable(e: SandboxError) -> SandboxResult:

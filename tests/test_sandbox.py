@@ -12,8 +12,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import executor_pool_fixture
 
-from solvergym.sandbox import Limits, SandboxConfig, SandboxPool, SandboxResult
+from solvergym.sandbox import EXECUTORS, Limits, SandboxConfig, SandboxPool, SandboxResult
 from solvergym.envs.sat.programs import cnf_program, hack_program
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,9 +22,11 @@ IS_ROOT = os.geteuid() == 0
 FAST = Limits(timeout_s=5.0)
 
 
-@pytest.fixture(scope="module")
-def pool():
-    p = SandboxPool(2).start()
+@pytest.fixture(scope="module", params=EXECUTORS)
+def pool(request):
+    # every hostile program behaves the same wherever the servers run (here: Ray actors on a
+    # local cluster of 2 CPUs)
+    p = executor_pool_fixture(request, 2)
     yield p
     p.close()
 

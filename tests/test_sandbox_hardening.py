@@ -14,8 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import executor_pool_fixture
 
-from solvergym.sandbox import Limits, SandboxConfig, SandboxPool
+from solvergym.sandbox import EXECUTORS, Limits, SandboxConfig, SandboxPool
 from solvergym.sandbox import record as rec
 from solvergym.envs.equivalence import Truth, check_equivalence
 from solvergym.envs.sat.decision import DecisionInstance
@@ -27,9 +28,11 @@ E1 = DecisionInstance.from_dict(json.loads((Path(__file__).parent / "data" / "sa
 FULL = {"format": 0.1, "correct": 1.0, "tool": 0.1, "equivalence": 1.0}
 
 
-@pytest.fixture(scope="module")
-def pool():
-    p = SandboxPool(1).start()  # one server: every program below follows the previous one on it
+@pytest.fixture(scope="module", params=EXECUTORS)
+def pool(request):
+    # every hostile program behaves the same wherever the servers run (here: Ray actors on a
+    # local cluster of 2 CPUs); one server: every program below follows the previous one on it
+    p = executor_pool_fixture(request, 1)
     yield p
     p.close()
 

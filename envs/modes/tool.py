@@ -60,8 +60,8 @@ A turn that holds both tool calls and a final answer after them (a model that an
 waiting) runs its last tool call, then is scored: with one turn left the oracle does exactly that.
 
 Programs run in the process-wide sandbox pool (a lease taken on the first tool call and given back
-by :meth:`~SolverToolEnv.close`; ``pool=`` runs them in the caller's); the servers never see the
-instance.
+by :meth:`~SolverToolEnv.close`; ``pool=`` runs them in the caller's, ``executor="ray"`` (or a Ray
+address) in Ray actors across a cluster); the servers never see the instance.
 """
 from __future__ import annotations
 
@@ -155,7 +155,9 @@ class SolverToolEnv(ProblemEnv):
     ``auxiliary`` where the ``equivalence`` reward applies) are keyword arguments, and its knobs
     are this env's difficulty knobs. ``limits``: the sandbox limits per program (a
     :class:`~solvergym.sandbox.Limits` or its dict). ``pool``: a
-    :class:`~solvergym.sandbox.SandboxPool` to use instead of the shared one; ``lease`` is the
+    :class:`~solvergym.sandbox.SandboxPool` to use instead of the shared one; ``executor``:
+    ``"ray"`` or a Ray address, to run the programs in Ray actors (the executor's shared pool,
+    ``solvergym.sandbox.executor``; nothing else changes); ``lease`` is the
     :class:`~solvergym.sandbox.PoolLease` programs run under (the shared pool, taken on the first
     tool call and given back by :meth:`close`). ``reward_timing``: ``"end"`` (the paper's) or
     ``"per_call"`` (the same return, paid as each call changes it; the module docstring).
@@ -175,6 +177,7 @@ class SolverToolEnv(ProblemEnv):
         limits: Limits | dict | None = None,
         max_tool_output_chars: int = 4000,
         pool: SandboxPool | None = None,
+        executor: str | None = None,
         tool_reward: str = "sat-rl",
         reward_timing: str = "end",
         max_action_chars: int | None = None,
@@ -209,7 +212,7 @@ class SolverToolEnv(ProblemEnv):
             limits = Limits(**limits)
         self.limits = limits or Limits()
         self.max_tool_output_chars = int(max_tool_output_chars)
-        self.lease = shared_pool(pool)
+        self.lease = shared_pool(pool, executor)
         self._problem: Instance | None = None
         self._last_tool: SandboxResult | None = None
         self._tool_calls = 0

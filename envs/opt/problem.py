@@ -36,7 +36,8 @@ Settings: ``stage`` (1: format + execution + accuracy; 2: plus the bonus, SIRL ย
 asks for: "gurobipy" as in SIRL, "highspy", "ortools", or None for any), ``limits`` (the sandbox's
 per-program limits; default 10 s wall clock, 2 GiB), ``resolve_time_limit_s`` (the host re-solve's
 limit, default 5 s), ``pool`` (a :class:`~solvergym.sandbox.SandboxPool` to use instead of the
-shared one).
+shared one), ``executor`` (``"ray"`` or a Ray address: the programs run in that executor's shared
+pool, Ray actors across a cluster; ``solvergym.sandbox.executor``).
 
 Private ``info`` keys (:data:`PRIVATE_INFO`): ``ground_truth`` (the optimum, ``None`` when
 infeasible), ``reference`` (the reference model's status and size) and ``host`` (the re-solve's
@@ -136,7 +137,7 @@ class ORProblem(Problem):
     def __init__(self, *, stage: int = 1, bonus_weight: float = 1.0, tolerance: str = "relative",
                  format_rule: str = "paper", execution_rule: str = "model", solver: str | None = "gurobipy",
                  limits: Limits | None = None, resolve_time_limit_s: float = DEFAULT_RESOLVE_S,
-                 pool: SandboxPool | None = None):
+                 pool: SandboxPool | None = None, executor: str | None = None):
         if stage not in (1, 2):
             raise ValueError(f"stage must be 1 or 2, got {stage!r}")
         if tolerance not in TOLERANCES:
@@ -156,7 +157,7 @@ class ORProblem(Problem):
         self.format_rule, self.execution_rule, self.solver = format_rule, execution_rule, solver
         self.resolve_time_limit_s = float(resolve_time_limit_s)
         self.limits = DEFAULT_LIMITS if limits is None else limits
-        self.lease = shared_pool(pool)
+        self.lease = shared_pool(pool, executor)
 
     def set_stage(self, stage: int) -> None:
         """Switch SIRL's reward stage (ยง3.3): 1 without the bonus, 2 with it (a trainer's schedule:
