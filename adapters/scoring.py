@@ -25,12 +25,16 @@ import gymnasium as gym
 
 from ..registry import resolve_env_id
 
-__all__ = ["EnvScorer", "Score", "task_rows", "scorer_for", "completion_text", "env_kwargs_of", "ENV_COLUMN", "KWARGS_COLUMN",
+__all__ = ["EnvScorer", "Score", "task_rows", "scorer_for", "completion_text", "env_kwargs_of", "posing_kwargs", "ENV_COLUMN", "KWARGS_COLUMN", "PLACEMENT_KWARGS",
            "INSTANCE_COLUMN"]
 
 #: the dataset columns a row carries (TRL passes them to a reward function by these names)
 ENV_COLUMN = "solvergym_env"
 KWARGS_COLUMN = "solvergym_env_kwargs"
+#: keyword arguments that say where an env's programs run, not what it poses: a row does not
+#: record them and a scorer does not compare them (a row written on one machine is scored on a
+#: Ray cluster, or the other way round)
+PLACEMENT_KWARGS = ("executor", "pool")
 INSTANCE_COLUMN = "solvergym_instance"
 #: the largest instance JSON a row may carry (a row is read like any record: bounded)
 MAX_INSTANCE_CHARS = 4 << 20
@@ -82,6 +86,11 @@ def env_kwargs_of(value: Any) -> dict[str, Any]:
     return value
 
 
+def posing_kwargs(env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``env_kwargs`` without the :data:`PLACEMENT_KWARGS`: what decides the instance and its reward."""
+    return {k: v for k, v in env_kwargs.items() if k not in PLACEMENT_KWARGS}
+
+
 class EnvScorer:
     """Scores completions of ``env_id`` (with ``env_kwargs``) by the env's own ``step``."""
 
@@ -89,7 +98,7 @@ class EnvScorer:
         self.env_id = resolve_env_id(env_id)  # an unknown id: a one-line error now, not mid-training
         self.env_kwargs = dict(env_kwargs)
         #: the keyword arguments as a row holds them (task_rows' JSON): most rows match it as text
-        self._kwargs_json = json.dumps(self.env_kwargs, sort_keys=True)
+        self._kwargs_json = json.dumps(posing_kwargs(self.env_kwargs), sort_keys=True)
         self._kwargs_plain = json.loads(self._kwargs_json)
         self._local = threading.local()
         self._envs: list[Any] = []
@@ -124,7 +133,7 @@ class EnvScorer:
         except ValueError as e:
             return f"the row's env keyword arguments: {e}"
         if env_kwargs is not None and kwargs != self._kwargs_plain:
-            return f"the row was made with {kwargs}, this scorer's env with {self.env_kwargs}"
+            return f"the row was made with {kwargs}, this scorer's env with {self._kwargs_plain}"
         return None
 
     def score(self, instance: Any, completion: Any) -> Score:
@@ -195,7 +204,7 @@ def task_rows(env_id: str, count: int, /, *, seed: int = 0, **env_kwargs: Any) -
         raise ValueError(f"count must be >= 0, got {count}")
     env_id = resolve_env_id(env_id)
     env = gym.make(env_id, **env_kwargs).unwrapped
-    kwargs_json = json.dumps(env_kwargs, sort_keys=True)
+    kwargs_json = json.dumps(posing_kwargs(env_kwargs), sort_keys=True)
     try:
         for i in range(count):
             obs, _ = env.reset(seed=seed + i)

@@ -3,6 +3,7 @@ of trivial programs with one server per core, and what a fork server costs in me
 
     python benchmarks/sandbox.py [--runs 30] [--fresh-runs 8] [--throughput 400] [--out benchmarks/results]
     python benchmarks/sandbox.py --baseline 40efca2   # also: this sandbox against an older commit's
+    python benchmarks/sandbox.py --no-ray              # without the Ray executor's columns
 
 Both sides of every ratio are measured in the same run on the same machine. ``--baseline REV``
 loads the sandbox as it was at REV (``git show``; ``sandbox/``, or ``envs/sandbox/`` at a revision
@@ -13,6 +14,12 @@ oracle's program for one SAT-Bench-sized formula (12 variables, 8 clauses; App. 
 the program a SolverTool-v0 rollout sends. Prints a table and writes ``sandbox.json``. Targets
 (issue 4, a 2-core machine): z3 <= 20 ms and ortools <= 25 ms median through the sandbox,
 >= 100 trivial programs/s, and >= 4x (z3) / >= 15x (ortools) faster than a fresh interpreter.
+
+Where Ray is installed (the ``ray`` extra), the same run also measures the Ray executor beside the
+local one (``SandboxPool(executor="ray")`` on a local Ray cluster of one CPU per core, as many
+actors as local servers): z3 and trivial-program latency, and trivial-program throughput, with
+the Ray/local ratios (issue 27). What Ray adds is one actor call per program (the result is
+pickled to the caller); on a cluster it buys the other nodes' cores.
 """
 from __future__ import annotations
 
@@ -125,6 +132,43 @@ def bench_memory(pool: SandboxPool) -> dict:
     }
 
 
+def bench_ray(size: int, runs: int, trivial: int) -> dict | None:
+    """Latency (z3, trivial) and throughput through the Ray executor and the local pool, same
+    run, same number of servers; ``None`` without Ray."""
+    try:
+        import ray
+    except ImportError:
+        return None
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=size, include_dashboard=False, log_to_driver=False, object_store_memory=100 << 20)
+    z3 = programs()["z3"]
+    out: dict = {}
+    try:
+        for name, kwargs in (("local", {}), ("ray", {"executor": "ray"})):
+            t = time.perf_counter()
+            pool = SandboxPool(size, **kwargs).start()
+            start_s = time.perf_counter() - t
+            try:
+                for code in (z3, "print(1)"):
+                    for _ in range(3):  # warm, as bench_latency does
+                        pool.run(code)
+                z3_ms = [1000 * _timed(lambda: pool.run(z3)) for _ in range(runs)]
+                triv_ms = [1000 * _timed(lambda: pool.run("print(1)")) for _ in range(runs)]
+                tp = bench_throughput(pool, trivial)
+            finally:
+                pool.close()
+            out[name] = {"start_s": start_s, "z3_median_ms": statistics.median(z3_ms),
+                         "z3_p95_ms": percentile(z3_ms, 0.95), "trivial_median_ms": statistics.median(triv_ms),
+                         "trivial_p95_ms": percentile(triv_ms, 0.95), "programs_per_s": tp["programs_per_s"]}
+    finally:
+        if started:
+            ray.shutdown()
+    out["servers"] = size
+    out["ratio"] = {k: out["ray"][k] / out["local"][k] for k in out["local"]}
+    return out
+
+
 #: where the sandbox lives in a revision: the top-level package, or (older) under envs/
 SANDBOX_DIRS = ("sandbox/", "envs/sandbox/")
 
@@ -200,6 +244,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
     p.add_argument("--baseline", metavar="REV", help="also compare with the sandbox at this git revision")
     p.add_argument("--rounds", type=int, default=8, help="rounds of the --baseline comparison (a multiple of 4: both orders of start and of measurement)")
+    p.add_argument("--no-ray", action="store_true", help="skip the Ray executor's columns")
     args = p.parse_args(argv)
 
     t = time.perf_counter()
@@ -233,6 +278,19 @@ def main(argv=None) -> int:
     print(f"fork server memory: RSS {memory['rss_mb_per_server']:.0f} MB, PSS {memory['pss_mb_per_server']:.0f} MB "
           f"per server (shared libraries count in RSS once per process, in PSS divided among them)")
 
+    on_ray = None if args.no_ray else bench_ray(pool.size, args.runs, args.throughput)
+    if on_ray is not None:
+        print(f"\nthe Ray executor beside the local one (same run, {on_ray['servers']} servers each; a local "
+              f"Ray cluster):")
+        rows = [{"what": label, "local": on_ray["local"][key], "ray": on_ray["ray"][key], "ratio": on_ray["ratio"][key]}
+                for label, key in (("pool start s", "start_s"), ("z3 median ms", "z3_median_ms"),
+                                   ("z3 p95 ms", "z3_p95_ms"), ("trivial median ms", "trivial_median_ms"),
+                                   ("trivial p95 ms", "trivial_p95_ms"), ("trivial programs/s", "programs_per_s"))]
+        print(format_table(rows, [("what", "", "s"), ("local", "local", ".1f"), ("ray", "ray", ".1f"),
+                                  ("ratio", "ray/local", ".2f")]))
+    elif not args.no_ray:
+        print("\nRay is not installed (pip install 'solvergym[ray]'): no Ray columns")
+
     against = None
     if args.baseline:
         against = bench_against(load_baseline(args.baseline), args.rounds, max(10, args.runs // 3),
@@ -255,6 +313,7 @@ def main(argv=None) -> int:
         "latency": latency,
         "throughput": throughput,
         "memory": memory,
+        "ray": on_ray,
         "against_baseline": against,
         "targets": {"latency_ms": TARGET_MS, "speedup": TARGET_RATIO, "programs_per_s": TARGET_THROUGHPUT},
     }

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import warnings
 
 import gymnasium as gym
@@ -119,6 +121,42 @@ def test_bad_input_is_a_zero_with_its_reason_never_an_exception():
     assert compute_score("Nope-v0", answer, rows[0][INSTANCE_COLUMN])["status"] == "bad_row"
     assert compute_score("SolverSAT-v0", answer, rows[0][INSTANCE_COLUMN], {"env_kwargs": "[1]"})["status"] == "bad_row"
     assert compute_score("SolverSAT-v0", b"bytes", rows[0][INSTANCE_COLUMN])["status"] == "bad_completion"
+    fn.scorer.close()
+
+
+def test_a_sandbox_that_dies_under_an_adapter_loses_no_result():
+    """The process-wide pool runs a program whose server died under it once more on a fresh
+    server, so a reward through an adapter is the program's, not the crash's."""
+    import threading
+    import time
+
+    from solvergym.sandbox import default_pool
+
+    rows = trl_rows("SolverOR-v0", 2, seed=0, solver="highspy")
+    gold = gym.make("SolverOR-v0", solver="highspy").unwrapped
+    answers = []
+    for r in rows:
+        gold.reset(options={"instance": json.loads(r[INSTANCE_COLUMN])})
+        # the oracle's program, made to be still running when its server is killed
+        answers.append(gold.gold().answer.replace("<python>\n", "<python>\nimport time\ntime.sleep(1.5)\n", 1))
+    gold.close()
+    full = [_own_reward("SolverOR-v0", {"solver": "highspy"}, r, a) for r, a in zip(rows, answers)]
+    assert min(full) == 3.5
+    fn = reward_fn("SolverOR-v0", solver="highspy")
+    cols = {k: [r[k] for r in rows] for k in rows[0] if k != "prompt"}
+    pool = default_pool()
+    for through in ("trl", "verl"):
+        before = pool.restarts
+        killer = threading.Timer(0.7, lambda: [os.kill(pid, signal.SIGKILL) for pid in pool.server_pids()])
+        killer.start()
+        if through == "trl":
+            got = fn(completions=answers, **cols)
+        else:
+            got = [compute_score("SolverOR-v0", a, r[INSTANCE_COLUMN], {"env_kwargs": r["solvergym_env_kwargs"]})["score"]
+                   for r, a in zip(rows, answers)]
+        killer.join()
+        assert got == full, through
+        assert pool.restarts > before  # a server did die, and was replaced
     fn.scorer.close()
 
 

@@ -169,3 +169,27 @@ def test_a_lease_on_the_ray_executor_is_the_process_wide_ray_pool(ray_pool):
         assert a.run("print('shared')").stdout == "shared\n"
     with pytest.raises(ValueError, match="not both"):
         shared_pool(SandboxPool(1), executor="ray")
+
+
+def test_an_adapter_scores_rows_from_anywhere_on_ray(ray_pool):
+    """Where programs run is not part of a row: rows written without an executor are scored by a
+    reward function whose env runs them on Ray, with the same rewards."""
+    import json
+
+    from solvergym.adapters.scoring import INSTANCE_COLUMN
+    from solvergym.adapters.trl import reward_fn, trl_rows
+
+    rows = trl_rows("SolverOR-v0", 2, seed=0, solver="highspy")
+    assert "executor" not in rows[0]["solvergym_env_kwargs"]
+    gold = gym.make("SolverOR-v0", solver="highspy").unwrapped
+    answers = []
+    for r in rows:
+        gold.reset(options={"instance": json.loads(r[INSTANCE_COLUMN])})
+        answers.append(gold.gold().answer)
+    gold.close()
+    cols = {k: [r[k] for r in rows] for k in rows[0] if k != "prompt"}
+    here, there = reward_fn("SolverOR-v0", solver="highspy"), reward_fn("SolverOR-v0", solver="highspy", executor="ray")
+    assert there(completions=answers, **cols) == here(completions=answers, **cols) == [3.5, 3.5]
+    assert [s.status for s in there.last_scores] == ["ok", "ok"]
+    here.scorer.close()
+    there.scorer.close()
