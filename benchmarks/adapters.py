@@ -6,7 +6,8 @@ function and verl's ``compute_score`` against the env's own ``reset(options) + s
 Same completions, same run, same process: for each env, ``count`` rows (:func:`~solvergym.adapters.scoring.task_rows`)
 and for each the oracle's answer, scored (1) by the env directly (the instance posed from its
 dict, as an adapter poses it), (2) by ``reward_fn`` in one batched call, as TRL calls it, (3) by
-``compute_score`` row by row, as verl's reward loop calls it. Best of ``repeat``. The overhead is
+``compute_score`` row by row, as verl's reward loop calls it. Best of ``repeat`` rounds, the
+three taking turns within each round. The overhead is
 ``env rate / adapter rate - 1`` (target: under 10%). Prints the table and writes ``adapters.json``.
 
 Where Ray is installed, a sandboxed env (SolverOR-v0, HiGHS: every completion runs its program)
@@ -20,6 +21,7 @@ import argparse
 import json
 import platform
 import sys
+import time
 from pathlib import Path
 
 try:
@@ -39,6 +41,19 @@ CASES = [("SolverSAT-v0", {"n": 3, "k": 5, "l": 6}), ("SolverSATBench-v0", {}), 
          ("SolverKnights-v0", {})]
 
 
+def interleaved_rates(paths: dict, count: int, repeat: int) -> dict[str, float]:
+    """Each path's best rate over ``repeat`` rounds, the paths taking turns within a round (in
+    a rotated order each round), so that a machine getting busier or a warming cache favours none."""
+    best = {name: float("inf") for name in paths}
+    names = list(paths)
+    for i in range(repeat):
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            t = time.perf_counter()
+            paths[name]()
+            best[name] = min(best[name], time.perf_counter() - t)
+    return {name: count / dt for name, dt in best.items()}
+
+
 def measure(env_id: str, kwargs: dict, count: int, repeat: int) -> dict:
     rows = list(task_rows(env_id, count, seed=0, **kwargs))
     env = gym.make(env_id, **kwargs).unwrapped
@@ -55,10 +70,10 @@ def measure(env_id: str, kwargs: dict, count: int, repeat: int) -> dict:
     trl = reward_fn(env_id, **kwargs)
     columns = {k: [r[k] for r in rows] for k in rows[0] if k != "prompt"}
     extra = {"env_kwargs": rows[0]["solvergym_env_kwargs"]}
-    own = direct_rate = best_rate(direct, count, repeat)
-    trl_rate = best_rate(lambda: trl(completions=answers, **columns), count, repeat)
-    verl_rate = best_rate(lambda: [compute_score(env_id, a, r[INSTANCE_COLUMN], extra) for r, a in zip(rows, answers)],
-                          count, repeat)
+    paths = {"env": direct, "trl": lambda: trl(completions=answers, **columns),
+             "verl": lambda: [compute_score(env_id, a, r[INSTANCE_COLUMN], extra) for r, a in zip(rows, answers)]}
+    best = interleaved_rates(paths, count, repeat)
+    own, direct_rate, trl_rate, verl_rate = best["env"], best["env"], best["trl"], best["verl"]
     env.close()
     trl.scorer.close()
     return {"env": env_id, "kwargs": json.dumps(kwargs), "env_rate": direct_rate, "trl_rate": trl_rate,
@@ -104,7 +119,7 @@ def measure_executors(count: int, repeat: int) -> list[dict] | None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--count", type=int, default=200, help="completions per env")
-    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--repeat", type=int, default=6, help="rounds (the paths take turns in each; best of them)")
     p.add_argument("--quick", action="store_true", help="count 20, repeat 1")
     p.add_argument("--no-ray", action="store_true", help="skip the local-pool vs Ray executor rows")
     p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
