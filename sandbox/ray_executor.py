@@ -107,7 +107,10 @@ class RayServer:
             self.hello = ray.get(self.actor.start.remote(), timeout=self.config.start_timeout_s + ANSWER_MARGIN_S)
         except Exception as e:
             self.kill()
-            raise SandboxError(f"the sandbox server failed to start on Ray: {type(e).__name__}: {e}") from None
+            free = _free_cpus(ray)
+            hint = (f" (the cluster has {free:g} CPUs free: an actor waits for one, so a second Ray pool on a "
+                    f"cluster the first fills cannot start; share one pool, executor_pool)") if free < 1 else ""
+            raise SandboxError(f"the sandbox server failed to start on Ray: {type(e).__name__}: {e}{hint}") from None
 
     def request(self, code: str, limits: Limits, rehearse: Sequence[str] = ()) -> SandboxResult:
         """Run one program on this slot's actor; an actor that died or stopped answering is killed
@@ -145,6 +148,13 @@ class RayServer:
         except Exception:
             pass
         self.kill()
+
+
+def _free_cpus(ray) -> float:
+    try:
+        return float(ray.available_resources().get("CPU", 0.0))
+    except Exception:
+        return float("nan")
 
 
 def connect(address: str | None):
