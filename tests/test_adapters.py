@@ -178,6 +178,36 @@ def test_the_exporters_write_the_same_rows_for_the_same_seed(tmp_path):
         list(task_rows("SolverSAT-v0", -1))
 
 
+def test_verls_own_dataset_class_reads_the_rows_and_they_score_as_the_env_does(tmp_path):
+    """verl 0.9.1's RLHFDataset (the class its trainer reads parquet with) loads
+    write_verl_parquet's file; what it hands the reward loop scores the env's own reward."""
+    rl_dataset = pytest.importorskip("verl.utils.dataset.rl_dataset", reason="verl is not installed")
+    from omegaconf import DictConfig
+
+    from solvergym.agents.models import load_tokenizer
+
+    path = write_verl_parquet(tmp_path / "train.parquet", "SolverSAT-v0", 4, seed=2, n=3, k=5, l=6)
+    config = DictConfig({"prompt_key": "prompt", "max_prompt_length": 4096, "return_raw_chat": True,
+                         "filter_overlong_prompts": True, "truncation": "error", "cache_dir": str(tmp_path / "cache")})
+    ds = rl_dataset.RLHFDataset(data_files=str(path), tokenizer=load_tokenizer(), config=config)
+    assert len(ds) == 4  # none filtered as over-long: every prompt fits 4,096 tokens of the tokenizer
+    rows = [ds[i] for i in range(4)]
+    exported = verl_rows("SolverSAT-v0", 4, seed=2, n=3, k=5, l=6)
+    gold = gym.make("SolverSAT-v0", n=3, k=5, l=6).unwrapped
+    for row, mine in zip(rows, exported):
+        assert row["data_source"] == "SolverSAT-v0" and row["raw_prompt"] == mine["prompt"]
+        assert row["reward_model"] == mine["reward_model"] and row["extra_info"]["index"] == mine["extra_info"]["index"]
+        gold.reset(options={"instance": json.loads(row["reward_model"]["ground_truth"])})
+        answer = gold.gold().answer
+        # as verl's reward loop calls it, with the fields RLHFDataset gave
+        got = compute_score(row["data_source"], answer, row["reward_model"]["ground_truth"], row["extra_info"])
+        assert got["status"] == "ok" and got["score"] == _own_reward("SolverSAT-v0", {"n": 3, "k": 5, "l": 6},
+                                                                      {INSTANCE_COLUMN: row["reward_model"]["ground_truth"]},
+                                                                      answer) == 1.0
+        assert compute_score(row["data_source"], "\\boxed{no idea}", row["reward_model"]["ground_truth"],
+                             row["extra_info"])["score"] < 1.0
+
+
 def _trl_tools(instance):
     """The tools TRL's GRPOTrainer takes from an environment: its public functions but reset and
     get_reward (grpo_trainer.py, the environment_factory probe)."""
