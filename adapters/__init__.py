@@ -12,6 +12,9 @@
 - :mod:`.openenv`: any env as an OpenEnv server (``solvergym serve``) and its client.
 - :mod:`.verl`: verl's ``compute_score`` (sync and async) and its parquet rows
   (:func:`~.verl.write_verl_parquet`).
+- :mod:`.verl_tool`: verl's multi-turn tool form (:class:`~.verl_tool.SolverGymTool`, a ``BaseTool``
+  whose programs run in solvergym's sandbox), its tool YAML, rows with ``tools_kwargs`` and the
+  episode's return as ``compute_score``.
 
 Each adapter imports its peer package only where it needs it (the dataset builders), so scoring
 works with the peer installed or not.

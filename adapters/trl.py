@@ -26,13 +26,27 @@ from .scoring import ENV_COLUMN, INSTANCE_COLUMN, KWARGS_COLUMN, EnvScorer, Scor
 __all__ = ["reward_fn", "trl_rows", "trl_dataset"]
 
 
+def _as_list(values: Any) -> list | None:
+    """A column as a list: TRL passes lists; a ``datasets`` ``Column``, a numpy array or a pandas
+    Series (what ``dataset[name]`` gives a user scoring by hand) is read into one; text, a mapping
+    or anything without a length is not a column (``None``)."""
+    if isinstance(values, (list, tuple)):
+        return list(values)
+    if isinstance(values, (str, bytes, dict)) or not (hasattr(values, "__len__") and hasattr(values, "__iter__")):
+        return None
+    try:
+        return list(values)
+    except Exception:
+        return None
+
+
 def _rows(n: int, columns: dict[str, Any]) -> list[dict[str, Any]]:
     """Per-completion rows from TRL's column lists (a column that is not a list of n is left out)."""
     keys = (ENV_COLUMN, KWARGS_COLUMN, INSTANCE_COLUMN)
     out: list[dict[str, Any]] = [{} for _ in range(n)]
     for key in keys:
-        values = columns.get(key)
-        if isinstance(values, (list, tuple)) and len(values) == n:
+        values = _as_list(columns.get(key))
+        if values is not None and len(values) == n:
             for row, value in zip(out, values):
                 row[key] = value
     return out
@@ -55,8 +69,10 @@ def reward_fn(env_id: str, *, asynchronous: bool = False, timeout_s: float | Non
         return [s.reward for s in scores]
 
     def score_all(completions, columns) -> list[Score]:
-        if not isinstance(completions, (list, tuple)):
+        listed = _as_list(completions)
+        if listed is None:
             return [Score(0.0, "bad_completion", f"completions must be a list, got {type(completions).__name__}")]
+        completions = listed
         rows = _rows(len(completions), columns)
         return [scorer.score_row(c, r) for c, r in zip(completions, rows)]
 
@@ -65,8 +81,9 @@ def reward_fn(env_id: str, *, asynchronous: bool = False, timeout_s: float | Non
             return _finish(score_all(completions, columns))
     else:
         async def fn(prompts=None, completions=None, **columns) -> list[float]:
-            if not isinstance(completions, (list, tuple)):
+            if _as_list(completions) is None:
                 return _finish(score_all(completions, columns))
+            completions = _as_list(completions)
             rows = _rows(len(completions), columns)
 
             async def one(c, r) -> Score:

@@ -1,6 +1,6 @@
 """verl (0.9): ``compute_score`` for its reward loop, and parquet rows in its layout.
 
-    # verl config: reward.custom_reward_function.path=<solvergym>/adapters/verl.py
+    # verl config: reward.custom_reward_function.path=pkg://solvergym.adapters.verl
     #              reward.custom_reward_function.name=compute_score
     from solvergym.adapters.verl import write_verl_parquet
     write_verl_parquet("data/sat_train.parquet", "SolverSAT-v0", 1024, seed=0, n=3, k=5, l=6)

@@ -113,6 +113,9 @@ def test_bad_input_is_a_zero_with_its_reason_never_an_exception():
         assert fn(completions=[answer], **cols([forged])) == [0.0]
         assert fn.last_scores[0].status == "bad_row"
         assert fn(completions="not a list") == [0.0]
+        # what dataset[name] gives (a datasets Column, not a list) is read as the column it is
+        ds = trl_dataset("SolverSAT-v0", 2, seed=0)
+        assert fn(completions=[answer, answer], **{k: ds[k] for k in ds.column_names if k != "prompt"})[0] == full
     assert {str(w.message).split(": ")[1] for w in caught} == {"bad_completion", "bad_row"}  # once per kind
     with pytest.raises(ValueError, match="unknown env 'SolverSat-v1'"):
         reward_fn("SolverSat-v1")
@@ -206,6 +209,17 @@ def test_verls_own_dataset_class_reads_the_rows_and_they_score_as_the_env_does(t
                                                                       answer) == 1.0
         assert compute_score(row["data_source"], "\\boxed{no idea}", row["reward_model"]["ground_truth"],
                              row["extra_info"])["score"] < 1.0
+    # verl's trainer loads the reward function from its config exactly so (verl/trainer/ppo/reward.py)
+    from omegaconf import OmegaConf
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+
+    for name in ("compute_score", "compute_score_async"):
+        cfg = OmegaConf.create({"reward": {"custom_reward_function": {"path": "pkg://solvergym.adapters.verl",
+                                                                     "name": name}}})
+        loaded = get_custom_reward_fn(cfg)
+        got = loaded(row["data_source"], answer, row["reward_model"]["ground_truth"], row["extra_info"])
+        got = asyncio.run(got) if asyncio.iscoroutine(got) else got
+        assert got["score"] == 1.0 and got["status"] == "ok", name
 
 
 def _trl_tools(instance):
