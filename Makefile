@@ -32,9 +32,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# the SAT family's speed table (each other benchmark is its own script: benchmarks/*.py --help)
+# every speed benchmark at its quick size and one table of targets (benchmarks/bench.py; --full:
+# the scripts' own sizes; each benchmark is also its own script: benchmarks/*.py --help)
 bench: $(STAMP)
-	$(BIN)/python benchmarks/sat_generation.py $(BENCH_ARGS)
+	$(BIN)/python benchmarks/bench.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

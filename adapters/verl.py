@@ -64,10 +64,15 @@ def verl_rows(env_id: str, count: int, /, *, seed: int = 0, split: str = "train"
 def write_verl_parquet(path: str | Path, env_id: str, count: int, /, *, seed: int = 0, split: str = "train",
                        **env_kwargs: Any) -> Path:
     """:func:`verl_rows` written as parquet (``pyarrow``), the file verl's ``RLHFDataset`` reads."""
-    import pyarrow as pa  # lazy: only the exporter needs it
+    return write_parquet(path, verl_rows(env_id, count, seed=seed, split=split, **env_kwargs))
+
+
+def write_parquet(path: str | Path, rows: list[dict[str, Any]]) -> Path:
+    """``rows`` as a parquet file at ``path`` (its folders made), the same rows the same bytes."""
+    import pyarrow as pa  # lazy: only the exporters need it
     import pyarrow.parquet as pq
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(verl_rows(env_id, count, seed=seed, split=split, **env_kwargs)), path)
+    pq.write_table(pa.Table.from_pylist(rows), path)
     return path

@@ -69,7 +69,7 @@ import gymnasium as gym
 from ..registry import resolve_env_id
 from . import scoring
 from .scoring import MAX_INSTANCE_CHARS, env_kwargs_of
-from .verl import verl_rows
+from .verl import verl_rows, write_parquet
 
 try:  # verl pins a CUDA stack: anything failing in its import leaves the local stand-ins
     from verl.tools.base_tool import BaseTool as _Base
@@ -189,13 +189,7 @@ def verl_tool_rows(env_id: str, count: int, /, *, seed: int = 0, split: str = "t
 def write_verl_tool_parquet(path: str | Path, env_id: str, count: int, /, *, seed: int = 0, split: str = "train",
                             **env_kwargs: Any) -> Path:
     """:func:`verl_tool_rows` written as parquet (``pyarrow``), the file verl's ``RLHFDataset`` reads."""
-    import pyarrow as pa  # lazy: only the exporter needs it
-    import pyarrow.parquet as pq
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(verl_tool_rows(env_id, count, seed=seed, split=split, **env_kwargs)), path)
-    return path
+    return write_parquet(path, verl_tool_rows(env_id, count, seed=seed, split=split, **env_kwargs))
 
 
 def compute_score(data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any = None,

@@ -69,6 +69,7 @@ def programs() -> dict[str, str]:
     inst = decision_instance([3, 2, 2], 8, 0, satisfiable=True)
     out = {s: cnf_program(s, inst.clauses, inst.variables) for s in SOLVERS}
     out["gurobipy"] = GUROBI
+    out["trivial"] = "print(1)"  # the sandbox's own cost: no solver, nothing to compute
     return out
 
 
@@ -109,6 +110,26 @@ def bench_throughput(pool: SandboxPool, n: int) -> dict:
     dt = time.perf_counter() - t
     assert all(r.status == "ok" for r in results)
     return {"servers": pool.size, "programs": n, "seconds": dt, "programs_per_s": n / dt}
+
+
+def bench_batch(pool: SandboxPool, n: int = 64) -> dict:
+    """``n`` mixed solver programs (every solver's, a trivial one and one that sleeps 0.3 s)
+    through ``run_many`` against the same ``n`` one after the other: ``run_many`` hands each
+    program to the next idle server, so the slow one holds one server and the rest go on."""
+    kinds = list(programs().values()) + ["import time\ntime.sleep(0.3)\nprint('slow')"]
+    codes = [kinds[i % len(kinds)] for i in range(n)]
+    limits = Limits(timeout_s=30.0)
+    pool.run_many(codes[: 2 * pool.size], limits)  # warm
+    t = time.perf_counter()
+    one_by_one = [pool.run(c, limits) for c in codes]
+    sequential = time.perf_counter() - t
+    t = time.perf_counter()
+    batch = pool.run_many(codes, limits)
+    batched = time.perf_counter() - t
+    same = [(r.status, r.stdout) for r in batch] == [(r.status, r.stdout) for r in one_by_one]
+    return {"programs": n, "servers": pool.size, "sequential_s": sequential, "run_many_s": batched,
+            "speedup": sequential / batched, "same_results": same,
+            "ok": sum(r.status == "ok" for r in batch)}
 
 
 def _kb(pid: int, path: str, key: str) -> int:
@@ -245,7 +266,10 @@ def main(argv=None) -> int:
     p.add_argument("--baseline", metavar="REV", help="also compare with the sandbox at this git revision")
     p.add_argument("--rounds", type=int, default=8, help="rounds of the --baseline comparison (a multiple of 4: both orders of start and of measurement)")
     p.add_argument("--no-ray", action="store_true", help="skip the Ray executor's columns")
+    p.add_argument("--quick", action="store_true", help="8 runs, 2 fresh, 60 trivial programs, no Ray (a smoke run)")
     args = p.parse_args(argv)
+    if args.quick:
+        args.runs, args.fresh_runs, args.throughput, args.no_ray = 8, 2, 60, True
 
     t = time.perf_counter()
     pool = SandboxPool()  # one server per core
@@ -255,6 +279,7 @@ def main(argv=None) -> int:
         iso = pool.isolation
         latency = bench_latency(pool, args.runs, args.fresh_runs)
         throughput = bench_throughput(pool, args.throughput)
+        batch = bench_batch(pool, 16 if args.quick else 64)
         memory = bench_memory(pool)
     finally:
         pool.close()
@@ -275,6 +300,9 @@ def main(argv=None) -> int:
     ok_t = throughput["programs_per_s"] >= TARGET_THROUGHPUT
     print(f"\nthroughput: {throughput['programs_per_s']:.0f} trivial programs/s with {throughput['servers']} "
           f"servers (target >= {TARGET_THROUGHPUT:.0f}: {'met' if ok_t else 'MISSED'})")
+    print(f"batch of {batch['programs']} mixed solver programs (one sleeps 0.3 s): run_many "
+          f"{batch['run_many_s']:.2f} s vs one after the other {batch['sequential_s']:.2f} s = "
+          f"{batch['speedup']:.2f}x on {batch['servers']} servers (same results: {batch['same_results']})")
     print(f"fork server memory: RSS {memory['rss_mb_per_server']:.0f} MB, PSS {memory['pss_mb_per_server']:.0f} MB "
           f"per server (shared libraries count in RSS once per process, in PSS divided among them)")
 
@@ -312,6 +340,7 @@ def main(argv=None) -> int:
         "server_start_s": start_s,
         "latency": latency,
         "throughput": throughput,
+        "batch": batch,
         "memory": memory,
         "ray": on_ray,
         "against_baseline": against,

@@ -177,10 +177,14 @@ def main(argv=None) -> int:
     p.add_argument("--baseline", metavar="REV", help="measure this tree against the git revision REV instead")
     p.add_argument("--rounds", type=int, default=2, help="with --baseline: rounds, each side once per preset")
     p.add_argument("--worker", choices=["ours", "trl"], help=argparse.SUPPRESS)
+    p.add_argument("--quick", action="store_true",
+                   help="grpo only, 2 prompts x 2, 16 tokens, 1 step, no warm-up (a smoke run)")
     p.add_argument("--preset", help=argparse.SUPPRESS)
     p.add_argument("--gc", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--no-share", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
+    if a.quick and not a.worker:
+        a.presets, a.prompts, a.group, a.tokens, a.steps, a.warmup = ["grpo"], 2, 2, 16, 1, 0
     if a.worker:
         res = worker_ours(a) if a.worker == "ours" else worker_trl(a)
         print(json.dumps(res))
