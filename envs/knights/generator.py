@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from itertools import chain, repeat
+from typing import Any, Callable
 
 import numpy as np
 
 from ..instance import Instance
-from ..logic_steps.rand import Draws
+from ..logic_steps.rand import _BLOCK, as_rng
 
 __all__ = ["NAMES", "KnightsInstance", "generate_knights", "statement_formula", "statement_text",
            "solutions_of", "premise_formula"]
@@ -158,6 +159,13 @@ def _masks(n: int) -> tuple[int, list[int]]:
     return full, person
 
 
+@lru_cache(maxsize=16)
+def _knave_masks(n: int) -> list[int]:
+    """``knave[j]``: the worlds where character j is a knave (the complement of ``person[j]``)."""
+    full, person = _masks(n)
+    return [full ^ m for m in person]
+
+
 def _truth(t: list, full: int, person: list[int]) -> int:
     op = t[0]
     if op == "knight":
@@ -182,24 +190,6 @@ def _truth(t: list, full: int, person: list[int]) -> int:
     return full ^ (a ^ b)  # iff
 
 
-def _checked_truth(t: list, full: int, person: list[int]) -> int | None:
-    """Truth mask of ``t``, or None when some connective in it is degenerate: a constant
-    sub-statement ("B is a knight and B is a knave") or repeated operands ("C == C")."""
-    op = t[0]
-    if op in ("knight", "knave"):
-        return _truth(t, full, person)
-    kids = []
-    for c in t[1:]:
-        m = _checked_truth(c, full, person)
-        if m is None:
-            return None
-        kids.append(m)
-    if len(set(kids)) != len(kids) or (op in ("implies", "iff") and kids[0] == full ^ kids[1]):
-        return None
-    x = _truth(t, full, person)
-    return None if x in (0, full) else x
-
-
 def solutions_of(statements: list[list], n: int) -> list[int]:
     """Every world (bit i set = character i is a knight) consistent with the statements."""
     full, person = _masks(n)
@@ -211,17 +201,120 @@ def solutions_of(statements: list[list], n: int) -> list[int]:
     return [w for w in range(1 << n) if (ok >> w) & 1]
 
 
-def _random_tree(d: Draws, n: int, depth: int, width: int, level: int = 1) -> list:
-    # statements vary in size up to the bound: a leaf may appear at any level
-    if level >= depth or d.random() < (0.2 if level == 1 else 0.4):
-        return ["knight" if d.random() < 0.5 else "knave", d.below(n)]
-    op = _OPS[d.weighted(_OP_CUM)]
-    if op == "not":
-        return ["not", _random_tree(d, n, depth, width, level + 1)]
-    if op in ("implies", "iff"):
-        return [op, _random_tree(d, n, depth, width, level + 1), _random_tree(d, n, depth, width, level + 1)]
-    k = 2 if width <= 2 else d.between(2, width)
-    return [op] + [_random_tree(d, n, depth, width, level + 1) for _ in range(k)]
+def _uniforms(rng: np.random.Generator | int | None) -> Callable[[], float]:
+    """``Draws(rng).random`` as one C-level call: the same doubles, fetched from ``rng`` in the
+    same blocks of ``_BLOCK`` at the same moments (a block only when the last one runs out, so a
+    caller's generator is left in the same state). A block is read through a memoryview, so only
+    the doubles actually used become Python floats (``tolist`` made all 512 for ~150 used)."""
+    return chain.from_iterable(map(_block, repeat(as_rng(rng)))).__next__
+
+
+def _block(rng: np.random.Generator) -> memoryview:
+    return memoryview(rng.random(_BLOCK))
+
+
+# ``Draws.below(m)`` is ``min(int(u * m), m - 1)``; the clamp never fires for a double u < 1 and
+# an integer 1 <= m < 2**53: u * m <= m - m * 2**-53 rounds below m (m * 2**-53 is at least half
+# the spacing of doubles just below m, and a full spacing when m is a power of two), so the
+# generator computes ``int(u * m)`` directly.
+
+
+def _sample_names(uniform: Callable[[], float], n: int) -> list[str]:
+    """``Draws.sample(NAMES, n)``: a Fisher-Yates shuffle of a copy of NAMES from the top (position
+    i swaps with ``below(i + 1)``, one draw each), then the first ``n``.
+
+    Step i fixes position i for good (later steps only touch positions below it), so for the
+    positions that are cut off (i >= n) only the other half of the swap matters: the element at
+    i moves down to j."""
+    out = list(NAMES)
+    for i in range(len(out) - 1, n - 1, -1):
+        out[int(uniform() * (i + 1))] = out[i]
+    for i in range(n - 1, 0, -1):
+        j = int(uniform() * (i + 1))
+        out[i], out[j] = out[j], out[i]
+    return out[:n]
+
+
+def _statement_drawer(uniform: Callable[[], float], n: int, depth: int, width: int,
+                      full: int, person: list[int]) -> Callable[[], tuple[list, int | None]]:
+    """A function drawing one statement: ``(tree, mask)``, the truth mask over the 2^n worlds, or
+    ``None`` when the statement is degenerate (a constant sub-statement such as "B is a knight and
+    B is a knave", or repeated operands such as "C == C").
+
+    A tree is drawn top-down, children left to right, with these draws: at a level below ``depth``
+    one draw for "leaf?" (probability 0.2 at the top, 0.4 below; none at ``depth``, where only
+    leaves occur); a leaf draws knight/knave (0.5) then its character; a connective draws its op
+    (``_OP_CUM``), And/Or with ``width`` > 2 then their operand count (2..width), then the
+    children. The mask is computed on the way back up, so drawing and checking are one pass: a
+    degenerate sub-statement still draws its whole tree (the next statement starts after it).
+    One closure per level (level 1's calls level 2's, ..., down to ``leaf``) keeps the level
+    arithmetic out of the recursion. This is what generate_knights spends its time on (~20
+    statements per 4-person puzzle), so drawing and checking are one recursion instead of two,
+    with the generator's ``Draws`` calls inlined."""
+    knave = _knave_masks(n)
+    c_not, c_and, c_or, c_implies, _ = _OP_CUM  # in _OPS order; the last is 1 (iff takes the rest)
+
+    def leaf() -> tuple[list, int]:
+        if uniform() < 0.5:
+            j = int(uniform() * n)
+            return ["knight", j], person[j]
+        j = int(uniform() * n)
+        return ["knave", j], knave[j]
+
+    def connective(level: int, child: Callable[[], tuple[list, int | None]]):
+        p_leaf = 0.2 if level == 1 else 0.4
+
+        def draw() -> tuple[list, int | None]:
+            if uniform() < p_leaf:
+                return leaf()
+            u = uniform()  # Draws.weighted(_OP_CUM): the first op whose cumulative weight exceeds u
+            if u < c_not:
+                t, m = child()
+                return ["not", t], None if m is None else full ^ m
+            if u < c_or:
+                op = "and" if u < c_and else "or"
+                k = 2 if width <= 2 else 2 + int(uniform() * (width - 1))
+                if k > 2:
+                    return _wide(op, k, child, full)
+            else:
+                op = "implies" if u < c_implies else "iff"
+            t1, a = child()
+            t2, b = child()
+            # "a op not-a" is constant for And/Or too, so one test covers every binary connective
+            if a is None or b is None or a == b or a == full ^ b:
+                return [op, t1, t2], None
+            if op == "and":
+                x = a & b
+            elif op == "or":
+                x = a | b
+            elif op == "implies":
+                x = (full ^ a) | b
+            else:  # iff
+                x = full ^ a ^ b
+            return [op, t1, t2], None if x == 0 or x == full else x
+
+        return draw
+
+    draw = leaf
+    for level in range(depth - 1, 0, -1):
+        draw = connective(level, draw)
+    return draw
+
+
+def _wide(op: str, k: int, child: Callable[[], tuple[list, int | None]], full: int) -> tuple[list, int | None]:
+    """An And/Or of ``k`` > 2 operands drawn by ``child``: ``(tree, mask)``, mask None when an
+    operand is degenerate, two operands are equal, or the result is constant."""
+    tree, masks = [op], set()
+    for _ in range(k):
+        t, m = child()
+        tree.append(t)
+        masks.add(m)
+    if None in masks or len(masks) != k:
+        return tree, None
+    x = full if op == "and" else 0
+    for m in masks:
+        x = x & m if op == "and" else x | m
+    return tree, None if x == 0 or x == full else x
 
 
 def generate_knights(
@@ -242,20 +335,20 @@ def generate_knights(
         raise ValueError(f"depth must be in 2..4, got {depth}")
     if not 2 <= width <= 4:
         raise ValueError(f"width must be in 2..4, got {width}")
-    d = Draws(rng)
-    names = d.sample(NAMES, n)
+    uniform = _uniforms(rng)
+    names = _sample_names(uniform, n)
     full, person = _masks(n)
+    draw = _statement_drawer(uniform, n, depth, width, full, person)
     for _ in range(max_tries):
         statements = []
         ok = full
-        for i in range(n):
-            t = _random_tree(d, n, depth, width)
-            x = _checked_truth(t, full, person)
-            if x is None or x == person[i]:  # degenerate, or "I am a knight" (says nothing)
+        for own in person:  # the worlds where the speaker is a knight
+            t, x = draw()
+            if x is None or x == own:  # degenerate, or "I am a knight" (says nothing)
                 ok = 0
                 break
             statements.append(t)
-            ok &= full ^ (person[i] ^ x)
+            ok &= full ^ own ^ x  # the speaker is a knight iff the statement holds
             if not ok:
                 break
         if ok and ok & (ok - 1) == 0:  # exactly one world left
