@@ -120,11 +120,11 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--count", type=int, default=200, help="completions per env")
     p.add_argument("--repeat", type=int, default=6, help="rounds (the paths take turns in each; best of them)")
-    p.add_argument("--quick", action="store_true", help="count 20, repeat 1")
+    p.add_argument("--quick", action="store_true", help="count 100, 4 rounds (fewer makes the timer's noise the result)")
     p.add_argument("--no-ray", action="store_true", help="skip the local-pool vs Ray executor rows")
     p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     a = p.parse_args(argv)
-    count, repeat = (20, 1) if a.quick else (a.count, a.repeat)
+    count, repeat = (100, 4) if a.quick else (a.count, a.repeat)
     rows = [measure(e, k, count, repeat) for e, k in tqdm(CASES, desc="adapters", unit="env")]
     print(format_table(rows, [("env", "env", "s"), ("kwargs", "kwargs", "s"), ("env_rate", "env step /s", ".0f"),
                               ("trl_rate", "TRL reward_fn /s", ".0f"), ("verl_rate", "verl compute_score /s", ".0f"),
