@@ -4,6 +4,7 @@ of trivial programs with one server per core, and what a fork server costs in me
     python benchmarks/sandbox.py [--runs 30] [--fresh-runs 8] [--throughput 400] [--out benchmarks/results]
     python benchmarks/sandbox.py --baseline 40efca2   # also: this sandbox against an older commit's
     python benchmarks/sandbox.py --no-ray              # without the Ray executor's columns
+    python benchmarks/sandbox.py --profile [--runs 60] # only: where one program's latency goes
 
 Both sides of every ratio are measured in the same run on the same machine. ``--baseline REV``
 loads the sandbox as it was at REV (``git show``; ``sandbox/``, or ``envs/sandbox/`` at a revision
@@ -110,6 +111,33 @@ def bench_throughput(pool: SandboxPool, n: int) -> dict:
     dt = time.perf_counter() - t
     assert all(r.status == "ok" for r in results)
     return {"servers": pool.size, "programs": n, "seconds": dt, "programs_per_s": n / dt}
+
+
+PHASES = ("send", "child_wait", "handoff", "run", "collect", "answer", "receive", "total",
+          "prefork", "cleanup", "after_answer")
+
+
+def bench_profile(runs: int, gap_s: float) -> list[dict]:
+    """Median and p95 of each phase of one program's latency (``SandboxPool.profile``) on one
+    server, for a trivial and a small z3 program, sent back to back and ``gap_s`` apart (a gap
+    lets the server finish the previous program's clean-up before the next request comes)."""
+    rows = []
+    with SandboxPool(1) as pool:
+        for name, code in (("trivial", "print(1)"), ("z3", programs()["z3"])):
+            for gap in (0.0, gap_s):
+                for _ in range(3):
+                    pool.profile(code)
+                got = []
+                for _ in range(runs):
+                    if gap:
+                        time.sleep(gap)
+                    got.append(pool.profile(code)[1])
+                for phase in PHASES:
+                    xs = [g[phase] for g in got if g.get(phase) is not None]
+                    if xs:
+                        rows.append({"program": name, "gap_ms": 1000 * gap, "phase": phase,
+                                     "median_ms": statistics.median(xs), "p95_ms": percentile(xs, 0.95)})
+    return rows
 
 
 def bench_batch(pool: SandboxPool, n: int = 64) -> dict:
@@ -267,9 +295,21 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=8, help="rounds of the --baseline comparison (a multiple of 4: both orders of start and of measurement)")
     p.add_argument("--no-ray", action="store_true", help="skip the Ray executor's columns")
     p.add_argument("--quick", action="store_true", help="8 runs, 2 fresh, 60 trivial programs, no Ray (a smoke run)")
+    p.add_argument("--profile", action="store_true",
+                   help="only the per-phase breakdown of one program's latency (--runs per program and gap)")
     args = p.parse_args(argv)
     if args.quick:
         args.runs, args.fresh_runs, args.throughput, args.no_ray = 8, 2, 60, True
+    if args.profile:
+        rows = bench_profile(args.runs, 0.05)
+        print("where one program's latency goes (one server; back to back, and 50 ms apart):")
+        print(format_table(rows, [("program", "program", "s"), ("gap_ms", "gap ms", ".0f"), ("phase", "phase", "s"),
+                                  ("median_ms", "median ms", ".2f"), ("p95_ms", "p95 ms", ".2f")]))
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "sandbox_profile.json").write_text(json.dumps({"runs": args.runs, "rows": rows}, indent=2) + "\n")
+        print(f"\nwrote {out / 'sandbox_profile.json'}")
+        return 0
 
     t = time.perf_counter()
     pool = SandboxPool()  # one server per core

@@ -160,6 +160,45 @@ class SandboxPool:
             return SandboxResult.failure("killed", f"the sandbox failed on this program ({type(e).__name__}); "
                                          f"{LOST}", pid=pid)
 
+    def profile(self, code: str, limits: Limits | None = None, rehearse: Sequence[str] = ()
+                ) -> tuple[SandboxResult, dict[str, float]]:
+        """Run one program and say where its latency went, in milliseconds (local servers only).
+
+        On the latency path, in order: ``send`` (the request written, read by the server: a
+        request that comes while the server still cleans up after the previous program waits
+        here for it),
+        ``child_wait`` (a pre-forked child taken; more than ~0 only when none was ready),
+        ``handoff`` (the child told its ``/tmp`` and rehearsal, the code written to it), ``run``
+        (the child reads and compiles the code and runs it, solver imports and solves included,
+        until it exited and its output and record were read), ``collect`` (its exit status
+        awaited, the record parsed), ``answer`` (the result classified and written) and
+        ``receive`` (read here); ``total`` is their sum. Off the path, the work the server did
+        after the *previous* answer: ``prefork`` (the next child forked and set up: namespaces
+        are the server's, made once; the child's uid, working directory and descriptors),
+        ``cleanup`` (the program's processes swept, its exit reaped, its fresh ``/tmp``
+        detached) and ``after_answer`` (both, with the wait for the client to take the answer);
+        ``None`` for the first program of a server."""
+        if self.executor != "local":
+            raise ValueError(f"profile() measures local servers; this pool's executor is {self.executor!r}")
+        limits = limits or self.limits
+        rehearse = _rehearsal(rehearse)
+        server = self._idle.get()
+        try:
+            self._ensure(server)
+            result = server.request(code, limits, rehearse, profile=True)
+            m = server.last_phases
+        finally:
+            self._idle.put(server)
+        if not m or not {"read", "ready", "sent", "ended", "collected", "answer"} <= set(m):
+            return result, {}
+        ms = lambda a, b: 1000.0 * (m[b] - m[a])  # noqa: E731
+        out = {"send": ms("client_send", "read"), "child_wait": ms("read", "ready"), "handoff": ms("ready", "sent"),
+               "run": ms("sent", "ended"), "collect": ms("ended", "collected"), "answer": ms("collected", "answer"),
+               "receive": ms("answer", "client_received"), "total": ms("client_send", "client_received")}
+        for key in ("prefork", "cleanup", "after_answer"):
+            out[key] = 1000.0 * m[f"{key}_s"] if f"{key}_s" in m else None
+        return result, out
+
     def run_many(self, codes: Sequence[str] | Iterable[str], limits: Limits | None = None,
                  rehearse: Sequence[str] = ()) -> list[SandboxResult]:
         """Run programs on every server at once; results in input order."""

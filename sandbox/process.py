@@ -45,6 +45,7 @@ class ServerProcess:
         self.hello: dict = {}
         self.uid_base = 0
         self.counter = 0
+        self.last_phases: dict[str, float] | None = None
 
     @property
     def pid(self) -> int | None:
@@ -106,13 +107,17 @@ class ServerProcess:
         self.proc.stderr.close()  # start-up errors only; the server closed its end after hello
         self.hello = hello
 
-    def request(self, code: str, limits: Limits, rehearse: Sequence[str] = ()) -> SandboxResult:
+    def request(self, code: str, limits: Limits, rehearse: Sequence[str] = (), profile: bool = False) -> SandboxResult:
         """Run one program on this server; a server that died or hangs is killed and the result
-        is ``killed``."""
+        is ``killed``. ``profile``: the server says when each phase ended, and
+        :attr:`last_phases` holds those marks with this side's send and receive times."""
         self.counter += 1
+        self.last_phases: dict[str, float] | None = None
         msg = {"id": self.counter, "code": code, "limits": asdict(limits)}
         if rehearse:
             msg["rehearse"] = list(rehearse)
+        if profile:
+            msg["profile"] = 1
         t0 = time.perf_counter()
         try:
             linux.write_frame(self.proc.stdin.fileno(), msg)
@@ -120,9 +125,13 @@ class ServerProcess:
             return self._lost(t0, f"the sandbox server was gone; {LOST}")
         # the server enforces the limit; this margin only catches a server that hangs or died
         resp = self._read(limits.timeout_s + 10.0)
+        t1 = time.perf_counter()
         if not isinstance(resp, dict) or resp.get("id") != self.counter:
             return self._lost(t0, f"the sandbox server died or stopped answering while running the "
                                   f"program; {LOST}")
+        marks = resp.get("phases")
+        if profile and isinstance(marks, dict) and all(type(v) is float for v in marks.values()):
+            self.last_phases = {**marks, "client_send": t0, "client_received": t1}
         return SandboxResult.from_response(resp, self.pid)
 
     def _lost(self, t0: float, reason: str) -> SandboxResult:

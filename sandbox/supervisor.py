@@ -74,6 +74,11 @@ class Server:
         self.tmp_used = False  # a program has run since /tmp was last made fresh
         self.rehearse: list[str] = []  # what the next waiting child rehearses (the last request's wish)
         self.rehearsable = frozenset(REHEARSALS)
+        #: when each phase of the current request ended (perf_counter: CLOCK_MONOTONIC, the same
+        #: clock in the client), answered to a request that asks for its ``profile``
+        self.marks: dict[str, float] = {}
+        #: what the work after the last answer took (off the latency path; reported with the next)
+        self.after: dict[str, float] = {}
 
     # -- start-up ---------------------------------------------------------------------------
     def start(self, in_fd: int, out_fd: int) -> None:
@@ -133,6 +138,7 @@ class Server:
             req = linux.read_frame(self.in_fd)
             if req is None:
                 return
+            self.marks = {"read": time.perf_counter()}
             if req.get("ping"):
                 linux.write_frame(self.out_fd, {"pong": req["ping"], "pid": os.getpid()})
                 continue
@@ -146,7 +152,11 @@ class Server:
                         "exit_code": None, "signal": None, "stdout": "", "stderr": "", "stdout_bytes": 0,
                         "stderr_bytes": 0, "duration_s": 0.0, "cpu_s": 0.0, "report": None}
             resp["id"] = req.get("id")
+            if req.get("profile"):
+                resp["phases"] = {**self.marks, "answer": time.perf_counter(), **self.after}
             linux.write_frame(self.out_fd, resp)
+            t_after = time.perf_counter()
+            self.after = {}
             if self.ready is None and self.forking is None and not gone:
                 # The next child is forked as soon as the client has taken the answer: while this
                 # one is taken down (the two overlap: a program sent at once waits for neither
@@ -155,7 +165,9 @@ class Server:
                 # cores it would hold a core from the program, the server or the client (and
                 # delay the answer).
                 linux.wait_read(self.out_fd, 0.002)
+                t = time.perf_counter()
                 self._prefork_start()
+                self.after["prefork_s"] = time.perf_counter() - t
             if child is not None:
                 # After the answer: everything the program can still do is over (its output and
                 # record are complete), but it is gone, with all it left, before the next one runs.
@@ -163,9 +175,12 @@ class Server:
                 if select.select([self.in_fd], [], [], 0)[0]:
                     self.rehearse = []
                 try:
+                    t = time.perf_counter()
                     self._cleanup(child)
+                    self.after["cleanup_s"] = time.perf_counter() - t
                 except ZygoteGone:
                     return
+            self.after["after_answer_s"] = time.perf_counter() - t_after
             if resp.get("client_gone") or gone:
                 return
 
@@ -184,12 +199,13 @@ class Server:
         body = json.dumps({"code": req.get("code", ""), "limits": lim, "secret": secret}).encode()
         for attempt in range(2):
             child = self._take_ready()
-            t0 = time.perf_counter()
+            t0 = self.marks["ready"] = time.perf_counter()
             try:
                 self._release(child)
                 self.tmp_used = True
                 linux.write_all(child.ctl, len(body).to_bytes(4, "big") + body)
                 os.close(child.ctl)
+                self.marks["sent"] = time.perf_counter()
                 break
             except OSError:  # the waiting child is gone (killed from outside): use a fresh one
                 _close_quietly(child.ctl, child.out, child.err, child.rep)
@@ -358,6 +374,7 @@ class Server:
                 if killed_for is None and streams[out_r].total + streams[err_r].total > out_limit:
                     killed_for = "output_limit"
                     self._kill_group(pid)
+        self.marks["ended"] = time.perf_counter()  # exited (or killed) with its output read
         rep_open = rep_r in open_fds
         _close_quietly(out_r, err_r, rep_r)
         if early is not None:
@@ -372,6 +389,7 @@ class Server:
             rep, rep_error = parse_record(report, report_over, secret)
         if rep is not None:
             rep.pop("exit_code", None)  # the server's to read; the answer has the kernel's
+        self.marks["collected"] = time.perf_counter()
         return classify(status, killed_for, streams[out_r], streams[err_r], rep, rep_error, duration, cpu, timeout,
                         cpu_limit_s, client_gone, mem_kb, peak_kb)
 

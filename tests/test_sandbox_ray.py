@@ -169,6 +169,8 @@ def test_a_lease_on_the_ray_executor_is_the_process_wide_ray_pool(ray_pool):
         assert a.run("print('shared')").stdout == "shared\n"
     with pytest.raises(ValueError, match="not both"):
         shared_pool(SandboxPool(1), executor="ray")
+    with pytest.raises(ValueError, match="local servers"):  # the phases are read on one machine's clock
+        ray_pool.profile("print(1)")
 
 
 def test_an_adapter_scores_rows_from_anywhere_on_ray(ray_pool):

@@ -192,3 +192,19 @@ def test_a_program_is_gone_before_the_next_one_is_answered(pool):
 def test_huge_page_chunks_are_reported(pool):
     # the image's private memory, in 2 MiB chunks the idle zygote backs with huge pages
     assert pool._servers[0].hello["huge_page_chunks"] > 10
+
+
+def test_the_latency_profile_accounts_for_the_run_and_changes_nothing(pool):
+    """``SandboxPool.profile`` (``benchmarks/sandbox.py --profile``): the phases of one program's
+    latency, measured on one clock in both processes; the result is the program's own."""
+    code = "import time\ntime.sleep(0.2)\nprint('profiled')"
+    pool.run("print('warm')")
+    result, phases = pool.profile(code, LIMITS)
+    assert (result.status, result.stdout) == ("ok", "profiled\n")
+    path = ("send", "child_wait", "handoff", "run", "collect", "answer", "receive")
+    assert all(phases[k] >= 0 for k in path)
+    assert phases["run"] >= 200.0  # the program's own sleep is in the run phase, not elsewhere
+    assert sum(phases[k] for k in path) == pytest.approx(phases["total"], rel=1e-6)
+    assert max(phases[k] for k in path if k != "run") < phases["run"]
+    _, again = pool.profile("print(2)", LIMITS)
+    assert again["cleanup"] is not None and again["cleanup"] >= 0  # the previous program's, off the path
