@@ -26,6 +26,7 @@ import gymnasium as gym
 from ..registry import resolve_env_id
 
 __all__ = ["EnvScorer", "Score", "task_rows", "scorer_for", "completion_text", "env_kwargs_of", "posing_kwargs", "ENV_COLUMN", "KWARGS_COLUMN", "PLACEMENT_KWARGS",
+           "NOT_THREAD_SAFE",
            "INSTANCE_COLUMN"]
 
 #: the dataset columns a row carries (TRL passes them to a reward function by these names)
@@ -40,7 +41,7 @@ INSTANCE_COLUMN = "solvergym_instance"
 MAX_INSTANCE_CHARS = 4 << 20
 #: held while an env whose problem is not thread-safe steps (Z3's default context is one per
 #: process: two Knights envs checking in two threads crash it), shared by every scorer
-_NOT_THREAD_SAFE = threading.Lock()
+NOT_THREAD_SAFE = threading.Lock()
 
 
 @dataclass
@@ -153,7 +154,7 @@ class EnvScorer:
         env = self.env()
         if env.problem.thread_safe:
             return self._pose(env, instance, text)
-        with _NOT_THREAD_SAFE:
+        with NOT_THREAD_SAFE:
             return self._pose(env, instance, text)
 
     def _pose(self, env, instance: Any, text: str) -> Score:

@@ -518,7 +518,7 @@ class SolverGymTool(_Base):
             if getattr(env, "concurrent_steps", True):
                 obs, reward, terminated, truncated, info = env.step(action)
             else:
-                with scoring._NOT_THREAD_SAFE:  # the lock every scorer steps such an env under
+                with scoring.NOT_THREAD_SAFE:  # the lock every scorer steps such an env under
                     obs, reward, terminated, truncated, info = env.step(action)
         except Exception as e:  # noqa: BLE001 - the env's own step failing ends this episode, not the rollout
             ep.done, ep.status, ep.reason = True, "error", f"{type(e).__name__}: {str(e)[:300]}"

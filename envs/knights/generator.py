@@ -25,7 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..instance import Instance
-from ..logic_steps.rand import _BLOCK, as_rng
+from ..logic_steps.rand import BLOCK, as_rng
 
 __all__ = ["NAMES", "KnightsInstance", "generate_knights", "statement_formula", "statement_text",
            "solutions_of", "premise_formula"]
@@ -203,14 +203,14 @@ def solutions_of(statements: list[list], n: int) -> list[int]:
 
 def _uniforms(rng: np.random.Generator | int | None) -> Callable[[], float]:
     """``Draws(rng).random`` as one C-level call: the same doubles, fetched from ``rng`` in the
-    same blocks of ``_BLOCK`` at the same moments (a block only when the last one runs out, so a
+    same blocks of ``BLOCK`` at the same moments (a block only when the last one runs out, so a
     caller's generator is left in the same state). A block is read through a memoryview, so only
     the doubles actually used become Python floats (``tolist`` made all 512 for ~150 used)."""
     return chain.from_iterable(map(_block, repeat(as_rng(rng)))).__next__
 
 
 def _block(rng: np.random.Generator) -> memoryview:
-    return memoryview(rng.random(_BLOCK))
+    return memoryview(rng.random(BLOCK))
 
 
 # ``Draws.below(m)`` is ``min(int(u * m), m - 1)``; the clamp never fires for a double u < 1 and

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Draws", "as_rng"]
+__all__ = ["BLOCK", "Draws", "as_rng"]
 
-_BLOCK = 512
+#: doubles fetched from numpy at a time; a generator that serves the same draws another way
+#: (envs/knights/generator.py) fetches the same blocks, so a seed gives the same instances
+BLOCK = 512
 
 
 def as_rng(seed: np.random.Generator | int | None) -> np.random.Generator:
@@ -28,7 +30,7 @@ class Draws:
 
     def random(self) -> float:
         if self._i >= len(self._buf):
-            self._buf = self.rng.random(_BLOCK).tolist()
+            self._buf = self.rng.random(BLOCK).tolist()
             self._i = 0
         u = self._buf[self._i]
         self._i += 1
