@@ -50,7 +50,7 @@ class SandboxPool:
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
             raise ValueError(f"retries must be an int >= 0, got {retries!r}")
         self.config = pool_config(config)
-        self.executor = kind if executor is None or executor in ("local", "ray") else executor
+        self.executor = executor or "local"
         self.retries = retries
         make, suggested = server_factory(executor, self.config)
         self.size = int(size or suggested)

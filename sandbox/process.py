@@ -112,7 +112,7 @@ class ServerProcess:
         is ``killed``. ``profile``: the server says when each phase ended, and
         :attr:`last_phases` holds those marks with this side's send and receive times."""
         self.counter += 1
-        self.last_phases: dict[str, float] | None = None
+        self.last_phases = None
         msg = {"id": self.counter, "code": code, "limits": asdict(limits)}
         if rehearse:
             msg["rehearse"] = list(rehearse)

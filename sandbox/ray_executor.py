@@ -64,9 +64,8 @@ class SandboxActor:
 
 
 def _node_id() -> str | None:
-    import ray
     try:
-        return ray.get_runtime_context().get_node_id()
+        return ray_module().get_runtime_context().get_node_id()
     except Exception:
         return None
 
@@ -80,6 +79,7 @@ class RayServer:
         self.actor: Any = None
         self.hello: dict = {}
         self._ever = False
+        self._ray: Any = None  # the ray module, connected (on start)
 
     @property
     def pid(self) -> int | None:
@@ -98,7 +98,7 @@ class RayServer:
         return self.actor is not None
 
     def start(self) -> None:
-        ray = connect(self.address)
+        ray = self._ray = connect(self.address)
         self._ever = True
         # num_cpus=1: Ray places one slot per CPU across the nodes; no Ray-side restarts, the
         # pool replaces a dead actor itself (and knows it did)
@@ -115,10 +115,9 @@ class RayServer:
     def request(self, code: str, limits: Limits, rehearse: Sequence[str] = ()) -> SandboxResult:
         """Run one program on this slot's actor; an actor that died or stopped answering is killed
         and the result is ``killed`` (the pool retries it on a new actor)."""
-        import ray
         pid = self.pid
         try:
-            result, hello = ray.get(self.actor.run.remote(code, limits, tuple(rehearse)),
+            result, hello = self._ray.get(self.actor.run.remote(code, limits, tuple(rehearse)),
                                     timeout=limits.timeout_s + ANSWER_MARGIN_S)
         except Exception as e:  # RayActorError, GetTimeoutError, a lost node, ...
             self.kill()
@@ -132,9 +131,8 @@ class RayServer:
         actor, self.actor = self.actor, None
         if actor is None:
             return
-        import ray
         try:
-            ray.kill(actor, no_restart=True)  # its fork server sees stdin end and stops
+            self._ray.kill(actor, no_restart=True)  # its fork server sees stdin end and stops
         except Exception:
             pass
 
@@ -142,9 +140,8 @@ class RayServer:
         actor = self.actor
         if actor is None:
             return
-        import ray
         try:
-            ray.get(actor.close.remote(), timeout=15)
+            self._ray.get(actor.close.remote(), timeout=15)
         except Exception:
             pass
         self.kill()
@@ -157,13 +154,19 @@ def _free_cpus(ray) -> float:
         return float("nan")
 
 
-def connect(address: str | None):
-    """The ``ray`` module, initialised: as it is, or ``ray.init(address)`` (``None``: Ray's own
-    default, ``RAY_ADDRESS`` or a new local cluster)."""
+def ray_module():
+    """The ``ray`` module (Ray is optional: imported here, the one place, when a Ray pool is made)."""
     try:
         import ray
     except ImportError:
         raise SandboxError("executor='ray' needs Ray: pip install 'solvergym[ray]'") from None
+    return ray
+
+
+def connect(address: str | None):
+    """The ``ray`` module, initialised: as it is, or ``ray.init(address)`` (``None``: Ray's own
+    default, ``RAY_ADDRESS`` or a new local cluster)."""
+    ray = ray_module()
     if not ray.is_initialized():
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False,
@@ -188,6 +191,5 @@ def _remote():
     global _remote_class
     with _remote_lock:
         if _remote_class is None:
-            import ray
-            _remote_class = ray.remote(SandboxActor)
+            _remote_class = ray_module().remote(SandboxActor)
         return _remote_class
