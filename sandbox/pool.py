@@ -172,12 +172,13 @@ class SandboxPool:
         (the child reads and compiles the code and runs it, solver imports and solves included,
         until it exited and its output and record were read), ``collect`` (its exit status
         awaited, the record parsed), ``answer`` (the result classified and written) and
-        ``receive`` (read here); ``total`` is their sum. Off the path, the work the server did
-        after the *previous* answer: ``prefork`` (the next child forked and set up: namespaces
-        are the server's, made once; the child's uid, working directory and descriptors),
-        ``cleanup`` (the program's processes swept, its exit reaped, its fresh ``/tmp``
-        detached) and ``after_answer`` (both, with the wait for the client to take the answer);
-        ``None`` for the first program of a server."""
+        ``receive`` (read here); ``total`` is their sum. Off the path: ``prefork`` (the next
+        child's fork asked of the zygote, which forks it while this program runs: its uid,
+        working directory and descriptors; namespaces are the server's, made once), and the
+        work the server did after the *previous* answer, ``cleanup`` (the program's processes
+        swept, its exit reaped unless it was exiting alone, its fresh ``/tmp`` detached) and
+        ``after_answer`` (with the wait for the client to take the answer); ``None`` for the
+        first program of a server."""
         if self.executor != "local":
             raise ValueError(f"profile() measures local servers; this pool's executor is {self.executor!r}")
         limits = limits or self.limits

@@ -7,8 +7,8 @@ together, reads and validates its record, answers (stdout), and takes the progra
 everything it started before it reads the next request. It holds every program's data, so it
 never forks a program: the zygote (``zygote.py``, forked once at start-up) does.
 
-Per program: the waiting child (a fresh uid, rlimits, no new privileges; forked after the
-previous answer) was told when the ``/tmp`` mounted fresh for it (``isolation.FreshTmp``) was
+Per program: the waiting child (a fresh uid, rlimits, no new privileges; forked while the
+previous program ran) was told when the ``/tmp`` mounted fresh for it (``isolation.FreshTmp``) was
 ready, made its working directory there and, if the last request asked, rehearsed the solver
 libraries it named; it now gets the code, its limits and a per-run secret through its control
 pipe. The supervisor polls the program's output pipes, its exit (the zygote reports it, unasked:
@@ -21,9 +21,12 @@ The answer goes out as soon as it is final: when the program's capture has writt
 and closed the output on its way out and the kernel has the process exiting with the status the
 record declares (``linux.exit_state``), without waiting for the kernel to free the ~200 MB image
 it shared (a few ms); otherwise (a signal, a descendant holding the pipes) when the zygote
-reports the exit. Then the next child is forked, and the clean-up (whatever happened) kills the
+reports the exit. Then the clean-up (whatever happened) kills the
 process group, waits for the exit, kills every process of the child's uid until no descendant
 is left (``reaper.py``), and detaches the program's ``/tmp``, all before the next request is read.
+A first process that is exiting with nothing of the program left beside it is not waited for
+(:meth:`Server._cleanup`): it runs no more code, and the next program need not wait while the
+kernel frees its image.
 
 Runs in the server process (standard library only; loaded, with the zygote and the capture,
 before the file-system view shrinks).
@@ -72,6 +75,9 @@ class Server:
         self.forking: _Child | None = None  # asked of the zygote, its pid not read yet
         self.tmp: isolation.FreshTmp | None = None
         self.tmp_used = False  # a program has run since /tmp was last made fresh
+        #: first processes of earlier programs that were exiting, alone, when they were cleaned
+        #: up: their exit is not waited for (:meth:`_cleanup`), and its report is dropped
+        self.dying: set[int] = set()
         self.rehearse: list[str] = []  # what the next waiting child rehearses (the last request's wish)
         self.rehearsable = frozenset(REHEARSALS)
         #: when each phase of the current request ended (perf_counter: CLOCK_MONOTONIC, the same
@@ -158,12 +164,8 @@ class Server:
             t_after = time.perf_counter()
             self.after = {}
             if self.ready is None and self.forking is None and not gone:
-                # The next child is forked as soon as the client has taken the answer: while this
-                # one is taken down (the two overlap: a program sent at once waits for neither
-                # alone), but not while a program runs or its answer is on its way. The fork is
-                # milliseconds of kernel time copying page tables; started any earlier, on two
-                # cores it would hold a core from the program, the server or the client (and
-                # delay the answer).
+                # The next child was not forked while a program ran (:meth:`run` failed before
+                # it did): fork it as soon as the client has taken the answer.
                 linux.wait_read(self.out_fd, 0.002)
                 t = time.perf_counter()
                 self._prefork_start()
@@ -212,6 +214,14 @@ class Server:
                 self._cleanup(child)
                 if attempt:
                     raise
+        if self.forking is None and self.ready is None:
+            # The next child is forked while this program runs: the fork (~2 ms of page-table
+            # copying for the ~200 MB image) then overlaps the run instead of delaying the next
+            # program sent back to back (docs/design.md, "What a program waits for"). It is released
+            # (told its /tmp is its own) only after this program's clean-up.
+            t = time.perf_counter()
+            self._prefork_start()
+            self.after["prefork_s"] = time.perf_counter() - t
         try:
             return self._supervise(child, timeout, cpu_limit(lim), keep, out_limit, mem_kb, t0, secret), child
         except BaseException:
@@ -394,21 +404,46 @@ class Server:
                         cpu_limit_s, client_gone, mem_kb, peak_kb)
 
     def _program_pids(self, first: int | None = None) -> list[int]:
-        """Every process under the zygote but the child waiting for the next program: the
-        running program's, and the orphans it left (the zygote is their subreaper). While that
-        child's fork is not answered yet (its pid unknown), only the tree of ``first`` (the
-        program's first process) when given; the clean-up reads the answer first."""
+        """Every process under the zygote but the child waiting for the next program and the
+        earlier programs' :attr:`dying` first processes: the running program's, and the orphans
+        it left (the zygote is their subreaper). While that child's fork is not answered yet (its
+        pid unknown), only the tree of ``first`` (the program's first process) when given; the
+        clean-up reads the answer first."""
         out: list[int] = []
         if self.forking is not None and first is not None:
             stack = [first]
         else:
+            self._forget_exited()
             waiting = {c.pid for c in (self.ready,) if c is not None}
-            stack = [p for p in children_of(self.zygote.pid) if p not in waiting]
+            stack = [p for p in children_of(self.zygote.pid) if p not in waiting and not self._is_dying(p)]
         while stack:
             p = stack.pop()
             out.append(p)
             stack.extend(children_of(p))
         return out
+
+    def _exiting_alone(self, pid: int) -> bool:
+        """Whether the first process ``pid`` is exiting (``PF_EXITING``: no more user code) with
+        no process of the program left beside it. Its own children are read before the zygote's
+        (the waiting child's pid known): one the exit hands to the zygote, its subreaper, in
+        between is seen there, so none is missed. Anything else left takes the full clean-up."""
+        if linux.exit_state(pid) is None or children_of(pid):
+            return False
+        waiting = {c.pid for c in (self.ready,) if c is not None}
+        return all(p in waiting or p == pid or self._is_dying(p) for p in children_of(self.zygote.pid))
+
+    def _is_dying(self, pid: int) -> bool:
+        """An earlier program's first process, still exiting (a pid the kernel gave again to a
+        live process is not: it runs)."""
+        return pid in self.dying and linux.exit_state(pid) is not None
+
+    def _forget_exited(self) -> None:
+        """Drop the exit reports of :attr:`dying` processes (no one waits for them)."""
+        if self.dying:
+            self.zygote.drain()
+            for pid in [p for p in self.dying if p in self.zygote.exits]:
+                self.dying.discard(pid)
+                del self.zygote.exits[pid]
 
     def _program_memory_kb(self, first: int | None = None) -> int:
         """The memory the program's processes hold together (``memory.program_kb``)."""
@@ -425,15 +460,26 @@ class Server:
 
     def _cleanup(self, child: "_Child") -> None:
         """Take a program down: its process group, its exit, every process it left (by tree,
-        then by uid), its ``/tmp``; then the waiting child may make its directory."""
+        then by uid), its ``/tmp``; then the waiting child may make its directory.
+
+        When the program's first process is all that is left of it and is already exiting (the
+        common case: the answer went out early, ``linux.exit_state``), its exit is not waited
+        for: it runs no more user code, so its ``/tmp`` is detached and the next child released
+        at once, while the kernel frees its image (milliseconds for the ~200 MB it shared, the
+        largest share of a back-to-back program's latency, ``SandboxPool.profile``). It is
+        :attr:`dying` until the zygote reports the exit, and no program's process meanwhile."""
         try:
             uid, pid = child.uid, child.pid
             self._kill_group(pid)
-            if not child.waited:
-                self.zygote.await_exit(pid)
-                child.waited = True
+            self._forget_exited()
             if self.forking is not None:  # the next child's pid, so that it is not a leftover
                 self._prefork_finish()
+            if not child.waited:
+                if self._exiting_alone(pid):
+                    self.dying.add(pid)
+                    return
+                self.zygote.await_exit(pid)
+                child.waited = True
             swept = False
             deadline = time.perf_counter() + 2.0
             while True:

@@ -1,11 +1,13 @@
 """What the sandbox does to be fast must change nothing a program sees or is paid for.
 
-Three things take work off a program's path (``docs/design.md``, "Sandbox"): a waiting child
+Four things take work off a program's path (``docs/design.md``, "Sandbox"): a waiting child
 rehearses the optimisation libraries before its program arrives (``rehearse=``), the server
 answers once the program's output, record and exit status are final instead of after the kernel
-has freed its memory, and the zygote backs its image with huge pages while idle. Each test here
-runs real programs in a real pool; the first kind checks that a rehearsed child is a clean one,
-the second that an early answer is the answer the slow path gives.
+has freed its memory (and does not wait for that before the next program either, where nothing
+else of the program is left), the next child is forked while a program runs, and the zygote
+backs its image with huge pages while idle. Each test here runs real programs in a real pool;
+the first kind checks that a rehearsed child is a clean one, the second that an early answer is
+the answer the slow path gives and that a program left behind is still taken down.
 """
 import os
 import time
@@ -13,7 +15,7 @@ import time
 import pytest
 
 from solvergym.envs.opt.mps import read_mps
-from solvergym.sandbox import REHEARSABLE, SOLVER_FAMILIES, Limits, SandboxPool
+from solvergym.sandbox import REHEARSABLE, SOLVER_FAMILIES, Limits, SandboxPool, linux
 from solvergym.envs.sat.decision import decision_instance
 from solvergym.envs.sat.programs import cnf_program
 
@@ -179,14 +181,40 @@ def test_a_descendant_holding_the_output_is_still_waited_for(pool):
     assert r.status == "ok" and sorted(r.stdout.split()) == ["early", "late"]
 
 
-def test_a_program_is_gone_before_the_next_one_is_answered(pool):
-    # the answer may leave before the kernel has freed the program's memory, but the server
-    # takes the program down before it reads the next request
+def test_a_program_runs_no_more_code_once_the_next_one_is_answered(pool):
+    # the answer may leave before the kernel has freed the program's memory, and the next
+    # program may run while it does; but by then the program is gone or exiting (PF_EXITING: no
+    # more user code), and the zygote reaps it
+    pids = []
     for _ in range(5):
         a = pool.run("import os\nprint(os.getpid())", LIMITS)
         b = pool.run("print(1)", LIMITS)
         assert a.status == b.status == "ok"
-        assert not os.path.exists(f"/proc/{int(a.stdout)}")
+        pid = int(a.stdout)
+        assert linux.exit_state(pid) is not None or not os.path.exists(f"/proc/{pid}")  # in this order
+        pids.append(pid)
+    pool.run("print(2)", LIMITS)  # the exits reported and reaped by now, or soon
+    deadline = time.monotonic() + 30
+    while any(os.path.exists(f"/proc/{p}") for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not any(os.path.exists(f"/proc/{p}") for p in pids)
+
+
+def test_a_program_that_left_a_process_is_still_waited_for(pool):
+    # the first process exits at once, but a child it forked lives on: not exiting alone, so the
+    # clean-up takes both down (and waits) before the next program gets its child
+    code = "import os, time\nif os.fork() == 0:\n    os.close(1); os.close(2)\n    time.sleep(30)\n" \
+           "print(os.getpid(), flush=True)"
+    a = pool.run(code, LIMITS)
+    assert a.status == "ok"
+    b = pool.run("print(1)", LIMITS)
+    assert b.status == "ok"
+    server = pool._servers[0]
+    zygote = server.hello["zygote_pid"]
+    kids = [int(x) for t in os.listdir(f"/proc/{zygote}/task")
+            for x in open(f"/proc/{zygote}/task/{t}/children").read().split()]
+    running = [k for k in kids if linux.exit_state(k) is None]  # b's own may still be exiting
+    assert len(running) == 1, kids  # the child waiting for the next program, nothing else
 
 
 def test_huge_page_chunks_are_reported(pool):
