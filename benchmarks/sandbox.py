@@ -140,6 +140,44 @@ def bench_profile(runs: int, gap_s: float) -> list[dict]:
     return rows
 
 
+#: the zygote's image in a fresh interpreter (its solvers imported and warmed, its heap frozen and in
+#: huge pages where they take), forked RUNS times into a child that exits at once
+IMAGE = """
+import gc, json, os, statistics, sys, time
+from solvergym.sandbox import linux, zygote
+zygote.import_solvers()
+zygote.warm()
+gc.collect()
+gc.freeze()
+huge = sum(linux.collapse(c) for c in linux.anonymous_chunks())
+fork, gone = [], []
+for _ in range({runs}):
+    t = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    t1 = time.perf_counter()
+    os.waitpid(pid, 0)
+    fork.append(1000 * (t1 - t))
+    gone.append(1000 * (time.perf_counter() - t1))
+with open("/proc/self/maps") as f:
+    vmas = sum(1 for _ in f)
+print(json.dumps({{"fork_ms": statistics.median(fork), "exit_ms": statistics.median(gone), "mappings": vmas,
+                  "huge_pages": huge}}))
+"""
+
+
+def bench_image(runs: int) -> dict:
+    """What the kernel alone spends per program on the image every child shares: its fork and
+    its exit (page tables and mappings copied, then freed), a floor under one program's CPU cost
+    whatever the server does; ``ceiling_per_s`` is the most programs per second two cores allow
+    at that cost (a program that writes to the image's pages costs more)."""
+    out = subprocess.run([sys.executable, "-c", IMAGE.format(runs=runs)], capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    got["ceiling_per_s"] = 2000.0 / (got["fork_ms"] + got["exit_ms"])
+    return got
+
+
 def bench_batch(pool: SandboxPool, n: int = 64) -> dict:
     """``n`` mixed solver programs (every solver's, a trivial one and one that sleeps 0.3 s)
     through ``run_many`` against the same ``n`` one after the other: ``run_many`` hands each
@@ -307,7 +345,12 @@ def main(argv=None) -> int:
                                   ("median_ms", "median ms", ".2f"), ("p95_ms", "p95 ms", ".2f")]))
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "sandbox_profile.json").write_text(json.dumps({"runs": args.runs, "rows": rows}, indent=2) + "\n")
+        image = bench_image(args.runs)
+        print(f"\nthe image every child shares ({image['mappings']} mappings, {image['huge_pages']} huge pages): "
+              f"fork {image['fork_ms']:.2f} ms + exit {image['exit_ms']:.2f} ms of kernel time per program, "
+              f"at most {image['ceiling_per_s']:.0f} programs/s on 2 cores from that alone")
+        (out / "sandbox_profile.json").write_text(json.dumps({"runs": args.runs, "rows": rows, "image": image},
+                                                             indent=2) + "\n")
         print(f"\nwrote {out / 'sandbox_profile.json'}")
         return 0
 

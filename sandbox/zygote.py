@@ -93,8 +93,8 @@ class Zygote:
         linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
         if self.cfg.get("seccomp"):
             self.seccomp = linux.seccomp_filter()
-        import_ms = _import_solvers()
-        _warm()
+        import_ms = import_solvers()
+        warm()
         self.capture, install = self.install_capture()
         # fork() copies only the calling thread. OR-Tools' import starts one idle thread (parked on a
         # futex, holding nothing); the count is reported so that a new one does not go unnoticed.
@@ -325,7 +325,9 @@ def _status_kb(key: str) -> int:
 
 
 # ----------------------------------------------------------------------------- solvers
-def _import_solvers() -> dict:
+def import_solvers() -> dict:
+    """Import every solver a program may use (what the zygote's image holds); the milliseconds
+    each took, or why it is unavailable."""
     times = {}
     for mod, stmt in (
         ("z3", "import z3"),
@@ -350,7 +352,8 @@ def _import_solvers() -> dict:
     return times
 
 
-def _warm() -> None:
+def warm() -> None:
+    """Pay the solvers' first-call costs once, in the image every child shares."""
     # First-call costs (z3's main context ~9 ms, sympy's SAT machinery ~25 ms) paid once here
     # instead of in every child.
     for code in (
