@@ -211,6 +211,23 @@ PF_EXITING = 0x4  # include/linux/sched.h: set at the start of do_exit(), before
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
+def all_exiting(pid: int) -> bool:
+    """Whether every thread of process ``pid`` has begun to exit (``PF_EXITING``: none runs user
+    code again); False when it is gone. A thread group's leader can exit alone (``SYS_exit``)
+    while its other threads run on; an ``exit_group`` or a kill marks them all."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+        for task in tasks:
+            with open(f"/proc/{pid}/task/{task}/stat", "rb") as f:
+                stat = f.read()
+            fields = stat[stat.rfind(b")") + 2:].split()
+            if len(fields) < 7 or not int(fields[6]) & PF_EXITING:
+                return False
+    except (OSError, ValueError):
+        return False  # gone, or a thread that went between the listing and the read: look again later
+    return bool(tasks)
+
+
 def exit_state(pid: int) -> tuple[int, float] | None:
     """``(wait status, CPU seconds)`` of process ``pid`` once it has begun to exit, read from
     ``/proc``; ``None`` while it runs or when it is gone.

@@ -423,11 +423,12 @@ class Server:
         return out
 
     def _exiting_alone(self, pid: int) -> bool:
-        """Whether the first process ``pid`` is exiting (``PF_EXITING``: no more user code) with
-        no process of the program left beside it. Its own children are read before the zygote's
-        (the waiting child's pid known): one the exit hands to the zygote, its subreaper, in
-        between is seen there, so none is missed. Anything else left takes the full clean-up."""
-        if linux.exit_state(pid) is None or children_of(pid):
+        """Whether the first process ``pid`` is exiting (``PF_EXITING`` on every thread: no more
+        user code) with no process of the program left beside it. Its own children are read
+        before the zygote's (the waiting child's pid known): one the exit hands to the zygote, its
+        subreaper, in between is seen there, so none is missed. Anything else left takes the full
+        clean-up."""
+        if not linux.all_exiting(pid) or children_of(pid):
             return False
         waiting = {c.pid for c in (self.ready,) if c is not None}
         return all(p in waiting or p == pid or self._is_dying(p) for p in children_of(self.zygote.pid))

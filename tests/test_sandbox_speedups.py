@@ -217,6 +217,23 @@ def test_a_program_that_left_a_process_is_still_waited_for(pool):
     assert len(running) == 1, kids  # the child waiting for the next program, nothing else
 
 
+def test_a_leader_that_exits_alone_leaves_its_threads_waited_for(pool):
+    # SYS_exit on the main thread ends that thread only: its process is not exiting while another
+    # thread runs, so neither the answer nor the next program comes before the thread is done
+    code = """
+import ctypes, os, threading, time
+def spin():
+    time.sleep(0.3)
+    print("thread alive", flush=True)
+    os._exit(0)
+threading.Thread(target=spin).start()
+ctypes.CDLL(None).syscall(60, 0)
+"""
+    r = pool.run(code, LIMITS)
+    assert (r.status, r.exit_code, r.stdout) == ("ok", 0, "thread alive\n"), (r.status, r.reason)
+    assert pool.run("print(1)", LIMITS).stdout == "1\n"
+
+
 def test_huge_page_chunks_are_reported(pool):
     # the image's private memory, in 2 MiB chunks the idle zygote backs with huge pages
     assert pool._servers[0].hello["huge_page_chunks"] > 10
