@@ -62,7 +62,9 @@ class FactTable:
             self._index[name] = i
         self._compile = compile_node
         self._exprs: list[z3.BoolRef | None] = [None] * len(self.nodes)
-        self._ids: dict[int, int] = {}
+        # Z3 term id -> every atom compiled to that term (an AR-LSAT option can be a position atom's very
+        # term: a consequence about it is a fact about both, whichever was compiled first)
+        self._ids: dict[int, list[int]] = {}
         # atoms ``name == v`` of one name: when one holds the others do not (a value is unique);
         # and the name an atom is about (a cell's value token, a person, an entity): a step
         # about a name makes facts about it first
@@ -139,7 +141,7 @@ class FactTable:
         e = self._exprs[i]
         if e is None:
             e = self._exprs[i] = self._compile(self.nodes[i])
-            self._ids.setdefault(e.get_id(), int(i))
+            self._ids.setdefault(e.get_id(), []).append(int(i))
         return e
 
     def matrix(self) -> np.ndarray | None:
@@ -168,7 +170,7 @@ class FactTable:
 
     def decode(self, consequences: list[z3.ExprRef]) -> list[tuple[int, int]]:
         """``(atom, sign)`` of each ``Implies(assumptions, literal)`` Z3 returned over atoms
-        (compiled before, by :meth:`expr`)."""
+        (compiled before, by :meth:`expr`), for every atom that is that literal's term."""
         ids = self._ids
         out = []
         for c in consequences:
@@ -176,9 +178,7 @@ class FactTable:
             sign = 1
             if z3.is_not(lit):
                 lit, sign = lit.arg(0), -1
-            i = ids.get(lit.get_id())
-            if i is not None:
-                out.append((i, sign))
+            out.extend((i, sign) for i in ids.get(lit.get_id(), ()))
         return sorted(set(out))
 
     def learn(self, lits: list[tuple[int, int]]) -> None:

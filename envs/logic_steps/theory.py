@@ -54,6 +54,18 @@ class Theory:
     def _make_sample(self, rng: np.random.Generator, size: int) -> WorldSample | None:
         return None
 
+    def sample_near(self, solution: z3.ModelRef) -> WorldSample | None:
+        """:meth:`sample_worlds` and, after them, worlds of Γ_dom a small change away from
+        ``solution`` (a model of Γ_dom), e.g. the solution itself and each world one swap from
+        it. None (the default) when the family has none; then the verifier keeps the plain sample.
+
+        Why: once §4.2 has found the premises' one solution, every accepted step holds there,
+        and a world that differs from it in one place is the likeliest to satisfy the accepted
+        steps and not the next one — a witness that a cell fact does not follow yet, without a
+        solver call (:class:`~.verifier.StepVerifier`). Every use of the sample needs only worlds
+        that satisfy Γ_dom, so the extra worlds change no verdict."""
+        return None
+
     def fact_atoms(self) -> list[Node]:
         """The positive atomic facts of ``novelty="facts"`` (:mod:`.facts`): cells, roles,
         positions, memberships. None by default (then ``"facts"`` judges as Def. 4 does, with
@@ -70,12 +82,14 @@ class Theory:
         facts propagate without a solver call."""
         return []
 
-    def fact_table(self) -> FactTable | None:
-        """A fresh :class:`~.facts.FactTable` of this theory's atoms (None when it has none)."""
+    def fact_table(self, sample: WorldSample | None = None) -> FactTable | None:
+        """A fresh :class:`~.facts.FactTable` of this theory's atoms (None when it has none),
+        on ``sample`` (default: :meth:`sample_worlds`)."""
         nodes = self.fact_atoms()
         if not nodes:
             return None
-        return FactTable(nodes, self._fact_expr, self.sample_worlds(), self.fact_aliases(), self.fact_groups())
+        return FactTable(nodes, self._fact_expr, sample if sample is not None else self.sample_worlds(),
+                         self.fact_aliases(), self.fact_groups())
 
     def _fact_expr(self, node: Node) -> z3.BoolRef:
         # the usual atoms straight from the vocabulary (compile() walks and type-checks the tree,
@@ -96,7 +110,9 @@ class Theory:
         raise NotImplementedError
 
     def state_vars(self) -> list[z3.ExprRef]:
-        """The variables whose values make a solution (used to test uniqueness)."""
+        """The variables whose values make a solution (used to test uniqueness). Every formula
+        the theory compiles must be over these alone: then a unique solution decides every step
+        (:meth:`~.verifier.StepVerifier.base_status`)."""
         raise NotImplementedError
 
     def name_term(self, name: str) -> z3.ArithRef:

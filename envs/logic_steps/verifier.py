@@ -32,13 +32,23 @@ over the atoms left. The facts known to follow from P^nc are kept incrementally
 Speed: all checks of a trace run on one incremental Z3 solver (:class:`~.solver.GuardedSolver`:
 Γ_dom asserted once, every other formula behind its own guard literal, nothing ever retracted);
 ``incremental=False`` runs them on a fresh solver each, with the same verdicts (tested). Checks
-implied by earlier answers are skipped — each skip is an entailment, noted where it happens — so
-a novel step costs about four solver calls.
+whose answer is already known are skipped — each skip is an entailment, noted where it happens:
+
+- when §4.2 proved Γ_base to have one solution M* (Zebra, Knights), Defs. 2 and 5 are read off
+  M* (``z`` holds there or not: valid, or contradictory), with no solver call;
+- a world of the sample (:mod:`.sample`: worlds of Γ_dom; for Zebra also those one swap from
+  M*, :meth:`~.theory.Theory.sample_near`) where ``z`` is false answers Def. 3 (not
+  tautological), and one that satisfies P^nc and not ``z`` answers Def. 4's
+  Γ_dom ∪ P ∪ {¬z} (SAT) and serves as its model;
+- a step of fact literals that are all known facts of P^nc is implied by it (Def. 4, redundant).
+
+So a gold step of a uniquely solved Zebra costs no solver call at all; a step that is not made
+of fact literals still needs Z3 to show which facts follow from it (the checks above).
 """
 from __future__ import annotations
 
 import itertools
-from typing import Any, Hashable
+from typing import Any, Hashable, Union
 
 import numpy as np
 import z3
@@ -52,6 +62,10 @@ from .theory import MetaStep, Theory
 from .verdict import BaseStatus, StepVerdict, check_accept, check_novelty, label_of, reason_of
 
 __all__ = ["StepVerifier", "strongly_implies"]
+
+#: A world in which the verifier reads the value of formulas: a Z3 model, or the index of a
+#: world of its sample (:mod:`.sample`; atom values from the fact table's matrix)
+World = Union[z3.ModelRef, int]
 
 
 def strongly_implies(phi: list[z3.BoolRef], a: z3.BoolRef, b: z3.BoolRef) -> bool:
@@ -119,6 +133,11 @@ class StepVerifier:
         self._facts: FactTable | None | bool = False
         self._p_mask: np.ndarray | None | bool = False
         self._opt_masks: dict[str, np.ndarray] | None = None
+        # §4.2 found Γ_base to have exactly one solution: that model (see :meth:`_against_base`)
+        self._solution: z3.ModelRef | None = None
+        # the worlds of Γ_dom every sample test uses: the theory's sample, and once the solution
+        # is known the worlds near it (Theory.sample_near); fixed before the first mask is made
+        self._sample: WorldSample | None | bool = False
 
     @property
     def checks(self) -> int:
@@ -142,6 +161,9 @@ class StepVerifier:
         self._solver.define("block", block)
         r2 = self._solver.check(["base", "block"])
         if r2 == UNSAT:
+            self._solution = model
+            if self._sample is False:  # no mask was made on the plain sample yet
+                self._sample = self.theory.sample_near(model) or False
             return BaseStatus(True, True, "the parsed premises are satisfiable with a unique solution", values)
         if r2 == SAT:
             return BaseStatus(True, False, "the parsed premises are satisfiable but have more than one solution", values)
@@ -175,22 +197,21 @@ class StepVerifier:
         neg = self._solver.define(("neg", t), z3.Not(z))
         self.parsed_steps.append(pos)
         P = list(self.accepted)
-        # novelty="facts" may look at a model of z for a step that is not made of fact literals
+        # novelty="facts": the step's fact literals when it is a conjunction of them (else None);
+        # a model of z is looked at for a step that is not
         table = self._fact_table() if self.novelty == "facts" else None
-        want = table is not None and node is not None and table.literals(node) is None
-        r_ctx = self._solver.check(["base", *P, pos], want_model=want)  # Def. 5
-        model_z = self._solver.model  # a model of Γ_base ∪ P ∪ {z}, hence of Γ_dom ∪ P ∪ {z}
-        if r_ctx == SAT:
-            # Γ_base ∪ P ∪ {z} SAT entails Γ_base ∪ {z} SAT and Γ_dom ∪ P ∪ {z} SAT
-            r_base_z = SAT
-        else:
-            r_base_z = self._solver.check(["base", pos])
-        r_base_notz = self._solver.check(["base", neg])
+        lits = table.literals(node) if table is not None and node is not None else None
+        want = table is not None and node is not None and lits is None
+        r_ctx, r_base_z, r_base_notz, model_z = self._against_base(pos, neg, z, P, want)
         if UNKNOWN_IN(r_ctx, r_base_z, r_base_notz):
             return _unknown(verdict, self.budget)
         verdict.contradictory = r_ctx == UNSAT
         verdict.valid = r_base_z == SAT and r_base_notz == UNSAT  # Def. 2
-        if verdict.valid:
+        z_mask = self._mask(node)
+        if verdict.valid and z_mask is not None and not z_mask.all():
+            # a world of the sample satisfies Γ_dom and not z: Γ_dom ∪ {¬z} SAT (Def. 3)
+            verdict.tautological = False
+        elif verdict.valid:
             r_taut = self._solver.check([neg])  # Def. 3
             if r_taut == z3.unknown:
                 return _unknown(verdict, self.budget)
@@ -200,21 +221,32 @@ class StepVerifier:
             # (the verifier only runs on a satisfiable Γ_base) means Γ_dom ∪ {¬z} SAT too.
             verdict.tautological = False
         verdict.novel = False
-        z_mask = self._mask(node) if self.novelty == "facts" else None
         learned = None  # novelty="facts": (facts of Γ_dom ∪ P ∪ {z} beyond the known ones, complete)
         if verdict.valid and not verdict.tautological:
             # Def. 4: P_{t-1} ⇏_{Γ_dom} z, i.e. not (Γ_dom ∪ P ∪ {z} SAT and Γ_dom ∪ P ∪ {¬z} UNSAT)
             r_p_z = SAT if r_ctx == SAT else self._solver.check([*P, pos])
-            r_p_notz = self._solver.check([*P, neg], want_model=True)
+            # worlds of the sample that satisfy Γ_dom ∪ P and ¬z, and Γ_dom ∪ P and z (None: unknown)
+            p_mask = self._p_mask_now() if table is not None and z_mask is not None else None
+            readable = p_mask is not None and (lits is not None or table.matrix() is not None)
+            if lits and all(table.known[i] == sg for i, sg in lits):
+                # every literal of z is a known fact, so follows from Γ_dom ∪ P: that with ¬z is UNSAT
+                r_p_notz, witness = UNSAT, None
+            elif readable and (p_mask & ~z_mask).any():
+                # a world of the sample is a model of Γ_dom ∪ P ∪ {¬z}: SAT, and that world the witness
+                r_p_notz, witness = SAT, int(np.argmax(p_mask & ~z_mask))
+                if want and (p_mask & z_mask).any():  # and one of Γ_dom ∪ P ∪ {z} for model_z
+                    model_z = int(np.argmax(p_mask & z_mask))
+            else:
+                r_p_notz = self._solver.check([*P, neg], want_model=True)
+                witness = self._solver.model  # a model of Γ_dom ∪ P ∪ {¬z}, when there is one
             if UNKNOWN_IN(r_p_z, r_p_notz):
                 return _unknown(verdict, self.budget)
             verdict.implied_by_previous = r_p_z == SAT and r_p_notz == UNSAT
-            witness = self._solver.model  # a model of Γ_dom ∪ P ∪ {¬z}, when there is one
             if not verdict.implied_by_previous and self.novelty == "spring":
-                verdict.equivalent_premise = self._equivalent_premise(t, z, verdict.formula, witness, node)
+                verdict.equivalent_premise = self._equivalent_premise(t, z, verdict.formula, witness, z_mask)
                 verdict.novel = verdict.equivalent_premise is None
             elif not verdict.implied_by_previous:
-                restated = self._restated_premises(t, z, verdict.formula, node, witness)
+                restated = self._restated_premises(t, z, verdict.formula, node, witness, z_mask)
                 if restated:
                     verdict.restates = restated
                     if len(restated) == 1:
@@ -243,35 +275,74 @@ class StepVerifier:
             verdict.accepted = True
         return verdict
 
+    def _against_base(self, pos: Hashable, neg: Hashable, z: z3.BoolRef, P: list[Hashable], want_model: bool,
+                      ) -> tuple[z3.CheckSatResult, z3.CheckSatResult, z3.CheckSatResult, z3.ModelRef | None]:
+        """``(r_ctx, r_base_z, r_base_notz, model_z)``: Γ_ctx ∪ {z} (Def. 5), Γ_base ∪ {z} and
+        Γ_base ∪ {¬z} (Def. 2), and with ``want_model`` a model of Γ_ctx ∪ {z} when it is SAT.
+
+        When §4.2 found Γ_base to have one solution M* (:meth:`base_status`), no solver call:
+        every formula the theory compiles is over its state variables, which M* fixes, so
+        Γ_base ∪ {z} is SAT exactly when M* ⊨ z, and Γ_base ∪ {¬z} exactly when it does not.
+        Every accepted step was non-contradictory (Γ_base ∪ P ∪ {z_s} SAT), so true in M*: M*
+        is a model of Γ_ctx, and Γ_ctx ∪ {z} is SAT exactly when M* ⊨ z too (and M* a model of it).
+        """
+        if self._solution is not None:
+            # without completion: a constant M* does not fix (a theory that compiles terms over
+            # more than its state variables) leaves the value open, and the solver decides
+            value = self._solution.eval(z, model_completion=False)
+            if z3.is_true(value):
+                return SAT, SAT, UNSAT, self._solution if want_model else None
+            if z3.is_false(value):
+                return UNSAT, UNSAT, SAT, None
+        r_ctx = self._solver.check(["base", *P, pos], want_model=want_model)  # Def. 5
+        model_z = self._solver.model  # a model of Γ_base ∪ P ∪ {z}, hence of Γ_dom ∪ P ∪ {z}
+        if r_ctx == SAT:
+            # Γ_base ∪ P ∪ {z} SAT entails Γ_base ∪ {z} SAT and Γ_dom ∪ P ∪ {z} SAT
+            r_base_z = SAT
+        else:
+            r_base_z = self._solver.check(["base", pos])
+        return r_ctx, r_base_z, self._solver.check(["base", neg]), model_z
+
     # ------------------------------------------------------------------ novelty="facts"
     def _fact_table(self) -> FactTable | None:
         if self._facts is False:
-            self._facts = self.theory.fact_table()
+            self._facts = self.theory.fact_table(self._worlds())
         return self._facts
 
+    def _worlds(self) -> WorldSample | None:
+        """The sample of Γ_dom worlds (:mod:`.sample`): the theory's, with the worlds near the
+        unique solution once §4.2 found one (:meth:`~.theory.Theory.sample_near`)."""
+        if self._sample is False:
+            self._sample = self.theory.sample_worlds()
+        return self._sample
+
     def _mask(self, node: Node | None) -> np.ndarray | None:
-        """The step's value on the theory's sample of Γ_dom worlds (None: no sample, or it
-        cannot be evaluated there)."""
-        sample = self.theory.sample_worlds() if node is not None else None
+        """The step's value on the sample of Γ_dom worlds (None: no sample, or it cannot be
+        evaluated there)."""
+        sample = self._worlds() if node is not None else None
         if sample is None:
             return None
         return _safe_eval(node, sample, self._option_masks(sample))
 
+    def _p_mask_now(self) -> np.ndarray | None:
+        """Sample worlds that satisfy P^nc (None: unknown)."""
+        if self._p_mask is False:
+            sample = self._worlds()
+            self._p_mask = None if sample is None else np.ones(sample.size, dtype=bool)
+        return self._p_mask
+
     def _p_worlds(self, z_mask: np.ndarray | None) -> np.ndarray | None:
         """Sample worlds that satisfy P^nc and z (None: unknown)."""
-        if self._p_mask is False:
-            sample = self.theory.sample_worlds()
-            self._p_mask = None if sample is None else np.ones(sample.size, dtype=bool)
-        if self._p_mask is None or z_mask is None:
-            return None
-        return self._p_mask & z_mask
+        p = self._p_mask_now()
+        return None if p is None or z_mask is None else p & z_mask
 
     def _new_facts(self, node: Node | None, pos: Hashable, P: list[Hashable], z_mask: np.ndarray | None,
-                   witness: z3.ModelRef | None, model_z: z3.ModelRef | None = None,
+                   witness: World | None, model_z: World | None = None,
                    ) -> tuple[list[tuple[int, int]], list[tuple[int, int]], bool] | None:
         """``(facts, new, complete)``: fact literals of Γ_dom ∪ P ∪ {z} that ``known`` lacks,
         those of them that do not follow from Γ_dom ∪ P, and whether ``facts`` are all the ones
-        ``known`` lacks (None: the solver gave up).
+        ``known`` lacks (None: the solver gave up). ``witness`` and ``model_z`` are worlds
+        (:data:`World`: a Z3 model or a world of the sample).
 
         A step that is a fact literal, or a conjunction of them, and that P does not imply (the
         caller checked) makes its own literals follow, at least one of them new: no solver call.
@@ -302,9 +373,8 @@ class StepVerifier:
         ex = table.expr
         near = np.intersect1d(table.atoms_of(node), cand) if node is not None else cand[:0]
         if len(near) and witness is not None and model_z is not None:
-            vz = [z3.is_true(model_z.eval(ex(i), model_completion=True)) for i in near]
-            lits = [(int(i), 1 if v else -1) for i, v in zip(near, vz)
-                    if z3.is_true(witness.eval(ex(i), model_completion=True)) != v]
+            vz = [self._atom_holds(model_z, i) for i in near]
+            lits = [(int(i), 1 if v else -1) for i, v in zip(near, vz) if self._atom_holds(witness, i) != v]
             for _ in range(3):
                 if not lits:
                     break
@@ -315,7 +385,7 @@ class StepVerifier:
                 if r == UNSAT:
                     return lits, lits, False
                 m = self._solver.model
-                lits = [(i, sg) for i, sg in lits if z3.is_true(m.eval(ex(i), model_completion=True)) == (sg > 0)]
+                lits = [(i, sg) for i, sg in lits if self._atom_holds(m, i) == (sg > 0)]
         r, cons = self._solver.consequences([*P, pos], [ex(i) for i in cand])
         if r != SAT:
             return None
@@ -323,7 +393,7 @@ class StepVerifier:
         if not found or table.exact:
             return found, found, True
         if witness is not None:
-            new = [(i, sg) for i, sg in found if z3.is_true(witness.eval(ex(i), model_completion=True)) != (sg > 0)]
+            new = [(i, sg) for i, sg in found if self._atom_holds(witness, i) != (sg > 0)]
             if new:
                 return found, new, True
         n = next(_fresh)
@@ -334,8 +404,15 @@ class StepVerifier:
         if r2 == UNSAT:  # all of them already followed from P
             return found, [], True
         m = self._solver.model
-        new = [(i, sg) for i, sg in found if z3.is_true(m.eval(ex(i), model_completion=True)) != (sg > 0)]
+        new = [(i, sg) for i, sg in found if self._atom_holds(m, i) != (sg > 0)]
         return found, new, True
+
+    def _atom_holds(self, world: World, i: int) -> bool:
+        """Atom ``i`` of the fact table in ``world`` (a Z3 model, or a world of the sample)."""
+        table = self._fact_table()
+        if isinstance(world, int):
+            return bool(table.matrix()[i, world])
+        return z3.is_true(world.eval(table.expr(i), model_completion=True))
 
     def _note_facts(self, node: Node | None, z_mask: np.ndarray | None,
                     learned: tuple[list[tuple[int, int]], bool] | None, accepted: bool, implied: bool) -> None:
@@ -343,8 +420,7 @@ class StepVerifier:
         table = self._fact_table()
         if not accepted or implied or table is None:
             return  # P^nc is unchanged, or grows by a formula it already implies
-        self._p_worlds(z_mask)  # make sure the mask exists
-        if self._p_mask is not None:
+        if self._p_mask_now() is not None:
             self._p_mask = self._p_mask & z_mask if z_mask is not None else None
         if learned is None:  # not computed (an unsupported or restating step): its own literals
             lits = table.literals(node) if node is not None else None
@@ -356,7 +432,7 @@ class StepVerifier:
         table.exact = complete
 
     def _restated_premises(self, t: int, z: z3.BoolRef, text: str | None, node: Node | None,
-                           witness: z3.ModelRef | None) -> list[int]:
+                           witness: World | None, z_mask: np.ndarray | None) -> list[int]:
         """Premises that z restates: ``[i]`` when z ≡ C_i modulo Γ_dom (Def. 4's test), the
         premises of its parts when z is an ``And`` or ``Or`` whose every part restates premises
         (``And(C1, C2)``, ``Or(C3, C4)``, nested), else [].
@@ -367,7 +443,7 @@ class StepVerifier:
         ``Jules == 6`` from ``Or(Jules == 6, Mona == 6)`` and ``Mona < Jules`` is equivalent to
         those two premises — and can leave a puzzle without a single novel gold step.
         """
-        i = self._equivalent_premise(t, z, text, witness, node)
+        i = self._equivalent_premise(t, z, text, witness, z_mask)
         if i is not None:
             return [i]
         if node is None or node.op not in ("And", "Or") or len(node.args) < 2:
@@ -378,27 +454,20 @@ class StepVerifier:
                 expr = self.theory.compile(part)
             except ValueError:  # FormulaError: a part that is no statement of its own
                 return []
-            sub = self._restated_premises((t, j), expr, to_text(part), part, None)
+            sub = self._restated_premises((t, j), expr, to_text(part), part, None, self._mask(part))
             if not sub:
                 return []
             out.update(sub)
         return sorted(out)
 
     def _premise_sample_masks(self) -> list[np.ndarray | None]:
-        sample = self.theory.sample_worlds()
+        sample = self._worlds()
         if sample is None or self.premise_nodes is None:
             return []
         if self._premise_masks is None:
             opts = self._option_masks(sample)
             self._premise_masks = [_safe_eval(n, sample, opts) for n in self.premise_nodes]
         return self._premise_masks
-
-    def _sample_masks(self, node: Node | None) -> tuple[np.ndarray | None, list[np.ndarray | None]]:
-        """z and the premises evaluated on the theory's sample of Γ_dom worlds (None: unknown)."""
-        sample = self.theory.sample_worlds() if node is not None else None
-        if sample is None or self.premise_nodes is None:
-            return None, []
-        return _safe_eval(node, sample, self._option_masks(sample)), self._premise_sample_masks()
 
     def _option_masks(self, sample: WorldSample) -> dict[str, np.ndarray]:
         if self._opt_masks is None:  # the options are parsed with the premises, before any step
@@ -410,14 +479,18 @@ class StepVerifier:
         return self._opt_masks
 
     def _equivalent_premise(self, t: int, z: z3.BoolRef, text: str | None,
-                            witness: z3.ModelRef | None, node: Node | None = None) -> int | None:
+                            witness: World | None, z_mask: np.ndarray | None) -> int | None:
         """The first premise C_i with Γ_dom ⊨ z ↔ C_i, else None.
 
         Only premises that agree with z on every world of the theory's random sample of Γ_dom
-        (:mod:`.sample`) and are false in ``witness`` (a model of Γ_dom ∪ P ∪ {¬z}, where z is
-        false) can be equivalent to z; only those need a solver call. Identical text needs none.
+        (:mod:`.sample`; ``z_mask``, z there, from :meth:`_mask`) and are false in ``witness`` (a
+        model of Γ_dom ∪ P ∪ {¬z}, where z is false) can be equivalent to z; only those need a
+        solver call. Identical text needs none. A witness that is a world of the sample filters
+        nothing more: a premise that passes the mask test agrees with z there too.
         """
-        z_mask, masks = self._sample_masks(node)
+        masks = self._premise_sample_masks() if z_mask is not None else []
+        if isinstance(witness, int):
+            witness = None
         for i, c in enumerate(self.premises):
             if text is not None and i < len(self.premise_texts) and self.premise_texts[i] == text:
                 return i

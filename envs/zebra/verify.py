@@ -15,6 +15,7 @@ compared after replacing spaces with underscores, ignoring case. r_accuracy is P
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,7 +77,20 @@ class ZebraTheory(Theory):
             perm = rng.permuted(np.tile(np.arange(1, len(vs) + 1), (size, 1)), axis=1)
             for j, t in enumerate(vs):
                 houses[t] = perm[:, j].astype(np.int64)
-        return WorldSample(size, houses.__getitem__, lambda op, a: (_ for _ in ()).throw(KeyError(op)))
+        return _worlds(size, houses)
+
+    def sample_near(self, solution: z3.ModelRef) -> WorldSample:
+        """The random sample, the solution, and every world that swaps the houses of two values
+        of one attribute in it (each attribute stays a permutation of the houses: Γ_dom holds)."""
+        sample = self.sample_worlds()
+        sol = {t: solution.eval(v, model_completion=True).as_long() for t, v in self.vars.items()}
+        near = [sol]
+        for vs in self.instance.values:
+            for a, b in itertools.combinations(vs, 2):
+                near.append({**sol, a: sol[b], b: sol[a]})
+        houses = {t: np.concatenate([sample.name(t), np.array([w[t] for w in near], dtype=np.int64)])
+                  for t in self.tokens}
+        return _worlds(sample.size + len(near), houses)
 
     def fact_atoms(self) -> list[Node]:
         """Every cell ``t == h`` (``novelty="facts"``)."""
@@ -237,6 +251,11 @@ class ZebraFamily(Family):
         ans["solution"]["rows"] = [[str(h + 1)] + [str(cols[a][h]) for a in range(len(cols))]
                                    for h in range(instance.n_houses)]
         return ans
+
+
+def _worlds(size: int, houses: dict[str, np.ndarray]) -> WorldSample:
+    """``size`` Zebra worlds, ``houses[t]`` the house of value t in each (no predicates)."""
+    return WorldSample(size, houses.__getitem__, lambda op, a: (_ for _ in ()).throw(KeyError(op)))
 
 
 def _cell_metrics(ok: bool, right: int, total: int) -> dict[str, float]:
