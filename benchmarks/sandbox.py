@@ -41,7 +41,7 @@ try:
 except ImportError:  # run from a checkout without installing: the root is the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from solvergym.evaluation.tables import format_table
-from solvergym.sandbox import Limits, SandboxPool
+from solvergym.sandbox import REHEARSABLE, Limits, SandboxPool
 from solvergym.envs.sat.decision import decision_instance
 from solvergym.envs.sat.programs import cnf_program
 
@@ -83,6 +83,10 @@ def bench_latency(pool: SandboxPool, runs: int, fresh_runs: int) -> list[dict]:
             if r.status != "ok":
                 raise RuntimeError(f"{name} failed in the sandbox: {r.reason}\n{r.stderr}")
         sandbox = [_timed(lambda: pool.run(code, limits)) for _ in range(runs)]
+        # as SolverTool-v0 runs it: the waiting child rehearsed the library (for z3 and pysmt, its
+        # probe's pages copied ahead), the same library one request after another
+        reh = (name,) if name in REHEARSABLE else ()
+        rehearsed = [_timed(lambda: pool.run(code, limits, rehearse=reh)) for _ in range(runs)] if reh else []
 
         def fresh():
             subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, cwd="/tmp")
@@ -94,6 +98,7 @@ def bench_latency(pool: SandboxPool, runs: int, fresh_runs: int) -> list[dict]:
             "solver": name,
             "sandbox_median_ms": 1000 * med,
             "sandbox_p95_ms": 1000 * percentile(sandbox, 0.95),
+            "rehearsed_median_ms": 1000 * statistics.median(rehearsed) if rehearsed else None,
             "fresh_median_ms": 1000 * fmed,
             "fresh_p95_ms": 1000 * percentile(cold, 0.95),
             "speedup": fmed / med,
@@ -119,19 +124,22 @@ PHASES = ("send", "child_wait", "handoff", "run", "collect", "answer", "receive"
 
 def bench_profile(runs: int, gap_s: float) -> list[dict]:
     """Median and p95 of each phase of one program's latency (``SandboxPool.profile``) on one
-    server, for a trivial and a small z3 program, sent back to back and ``gap_s`` apart (a gap
-    lets the server finish the previous program's clean-up before the next request comes)."""
+    server, for a trivial and a small z3 program (and that z3 program rehearsed), sent back to
+    back and ``gap_s`` apart (a gap lets the server finish the previous program's clean-up, and
+    the waiting child its rehearsal, before the next request comes)."""
     rows = []
     with SandboxPool(1) as pool:
-        for name, code in (("trivial", "print(1)"), ("z3", programs()["z3"])):
+        z3 = programs()["z3"]
+        # "z3 rehearsed": as SolverTool-v0 runs it, the waiting child copied the z3 probe's pages
+        for name, code, reh in (("trivial", "print(1)", ()), ("z3", z3, ()), ("z3 rehearsed", z3, ("z3",))):
             for gap in (0.0, gap_s):
                 for _ in range(3):
-                    pool.profile(code)
+                    pool.profile(code, rehearse=reh)
                 got = []
                 for _ in range(runs):
                     if gap:
                         time.sleep(gap)
-                    got.append(pool.profile(code)[1])
+                    got.append(pool.profile(code, rehearse=reh)[1])
                 for phase in PHASES:
                     xs = [g[phase] for g in got if g.get(phase) is not None]
                     if xs:
@@ -374,10 +382,12 @@ def main(argv=None) -> int:
     for r in latency:
         ok_ms = r["target_ms"] is None or r["sandbox_median_ms"] <= r["target_ms"]
         ok_x = r["target_speedup"] is None or r["speedup"] >= r["target_speedup"]
-        table.append({**r, "target": (f"<= {r['target_ms']:.0f} ms, >= {r['target_speedup']:.0f}x "
+        table.append({**r, "rehearsed": "-" if r["rehearsed_median_ms"] is None else f"{r['rehearsed_median_ms']:.1f}",
+                      "target": (f"<= {r['target_ms']:.0f} ms, >= {r['target_speedup']:.0f}x "
                                       + ("met" if ok_ms and ok_x else "MISSED")) if r["target_ms"] else ""})
     print(format_table(table, [("solver", "solver", "s"), ("sandbox_median_ms", "sandbox median ms", ".1f"),
-                               ("sandbox_p95_ms", "p95 ms", ".1f"), ("fresh_median_ms", "python -c median ms", ".1f"),
+                               ("sandbox_p95_ms", "p95 ms", ".1f"), ("rehearsed", "rehearsed median ms", "s"),
+                               ("fresh_median_ms", "python -c median ms", ".1f"),
                                ("fresh_p95_ms", "p95 ms", ".1f"), ("speedup", "speedup", ".1f"),
                                ("target", "target", "s")]))
     ok_t = throughput["programs_per_s"] >= TARGET_THROUGHPUT

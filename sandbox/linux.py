@@ -198,6 +198,51 @@ def anonymous_chunks() -> list[int]:
     return out
 
 
+MADV_POPULATE_WRITE = 23  # Linux 5.14: fault pages in writable, as a write to each would (no byte changes)
+PAGE = os.sysconf("SC_PAGE_SIZE")
+_EXCLUSIVE, _PRESENT = 1 << 56, 1 << 63  # /proc/PID/pagemap: mapped by this process alone; in memory
+
+
+def private_writable_regions() -> list[tuple[int, int]]:
+    """``(start, end)`` of this process's private writable mappings (heap, data, anonymous)."""
+    out = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split()
+            if parts[1].startswith("rw") and parts[1][3] == "p" and not (len(parts) > 5 and parts[5].startswith("[v")):
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                out.append((lo, hi))
+    return out
+
+
+def written_ranges(regions: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``(address, length)`` runs of pages in ``regions`` this process holds alone (``pagemap``:
+    present and exclusively mapped): in a fork, the pages it has written (copied on write) or
+    touched first since."""
+    out: list[tuple[int, int]] = []
+    with open("/proc/self/pagemap", "rb") as f:
+        for lo, hi in regions:
+            f.seek(lo // PAGE * 8)
+            entries = memoryview(f.read((hi - lo) // PAGE * 8)).cast("Q")
+            run = None
+            for k, e in enumerate(entries):
+                addr = lo + k * PAGE
+                if e & _PRESENT and e & _EXCLUSIVE:
+                    if run is not None and run[0] + run[1] == addr:
+                        run[1] += PAGE
+                    else:
+                        run = [addr, PAGE]
+                        out.append(run)
+    return [(a, n) for a, n in out]
+
+
+def populate_write(ranges: list[tuple[int, int]]) -> None:
+    """Fault ``ranges`` in writable now (``MADV_POPULATE_WRITE``): the copies a first write to a
+    page shared with the zygote makes, made before the program that would write it arrives."""
+    for addr, length in ranges:
+        libc.madvise(addr, length, MADV_POPULATE_WRITE)  # refused (an old kernel): the program pays
+
+
 def collapse(address: int) -> bool:
     """Back the 2 MiB at ``address`` with one transparent huge page now (``MADV_COLLAPSE``,
     Linux 6.1; allowed where THP is ``madvise`` or ``always``). False where it cannot be (a

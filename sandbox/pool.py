@@ -223,9 +223,11 @@ class SandboxPool:
             return self._executor
 
 
-#: what :meth:`SandboxPool.run` can rehearse (``rehearsals.REHEARSALS``): the libraries whose
-#: answers depend only on the model a program builds (not z3, nor pysmt over it)
-REHEARSABLE = ("python-sat", "ortools", "sympy", "gurobipy", "highspy")
+#: what :meth:`SandboxPool.run` can rehearse: the libraries whose answers depend only on the model a
+#: program builds solve a tiny one (``rehearsals.REHEARSALS``); z3, and pysmt over it, keep state
+#: that steers the search, so for them only the pages their probe wrote are copied ahead
+#: (``rehearsals.PROBES``): no code runs
+REHEARSABLE = ("python-sat", "ortools", "sympy", "gurobipy", "highspy", "z3", "pysmt")
 
 
 def _rehearsal(names: Sequence[str]) -> tuple[str, ...]:

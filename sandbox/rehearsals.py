@@ -11,6 +11,11 @@ through it) keeps state in its global context that steers the search (a rehearse
 find another of a formula's models), and whether a child was rehearsed depends on timing, so a
 program's output would too.
 
+z3 and pysmt get the part of a rehearsal that changes no state instead (:data:`PROBES`): at
+start-up the zygote runs each probe once in a throwaway child and notes which pages of the image
+it wrote; a waiting child asked to rehearse the library faults those pages in writable
+(``linux.populate_write``: the copy-on-write copies, no byte changed) and runs nothing.
+
 Text only (the models are executed in the child, never imported here).
 """
 from __future__ import annotations
@@ -94,5 +99,28 @@ s.parameters.max_time_in_seconds = 10.0
 if s.Solve(m) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
     [s.BooleanValue(v) for v in (a, b, c)]
     s.ObjectiveValue()
+""",
+}
+
+#: library name -> a small program whose written pages a waiting child copies ahead of time
+#: (``zygote.Zygote.prepare`` runs it once, in a child thrown away); a CNF checked and its model
+#: read, as the SAT-RL programs do
+PROBES = {
+    "z3": """from z3 import Bool, Not, Or, Solver, is_true, sat
+x = [Bool(f"x_{i}") for i in range(8)]
+s = Solver()
+for a, b, c in ((0, 1, 2), (1, 3, 4), (2, 5, 6), (0, 6, 7), (3, 4, 7)):
+    s.add(Or(x[a], Not(x[b]), x[c]))
+if s.check() == sat:
+    m = s.model()
+    print([is_true(m.eval(v, model_completion=True)) for v in x])
+""",
+    "pysmt": """from pysmt.shortcuts import And, Not, Or, Solver, Symbol
+x = [Symbol(f"x_{i}") for i in range(8)]
+f = And(*[Or(x[a], Not(x[b]), x[c]) for a, b, c in ((0, 1, 2), (1, 3, 4), (2, 5, 6), (0, 6, 7), (3, 4, 7))])
+with Solver(name="z3") as s:
+    s.add_assertion(f)
+    if s.solve():
+        print([s.get_value(v).is_true() for v in x])
 """,
 }

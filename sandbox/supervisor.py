@@ -46,7 +46,7 @@ from . import capture, isolation, linux, memory, record, zygote_link
 from .classify import classify, parse_record
 from .common import children_of, cpu_limit
 from .reaper import Reaper
-from .rehearsals import REHEARSALS
+from .rehearsals import PROBES, REHEARSALS
 from .zygote_link import ZygoteGone, ZygoteLink
 
 PROTOCOL_VERSION = 2
@@ -79,7 +79,7 @@ class Server:
         #: up: their exit is not waited for (:meth:`_cleanup`), and its report is dropped
         self.dying: set[int] = set()
         self.rehearse: list[str] = []  # what the next waiting child rehearses (the last request's wish)
-        self.rehearsable = frozenset(REHEARSALS)
+        self.rehearsable = frozenset(REHEARSALS) | frozenset(PROBES)
         #: when each phase of the current request ended (perf_counter: CLOCK_MONOTONIC, the same
         #: clock in the client), answered to a request that asks for its ``profile``
         self.marks: dict[str, float] = {}

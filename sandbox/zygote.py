@@ -52,7 +52,7 @@ import types
 
 from . import linux
 from .common import SETUP_FAILED, children_of, cpu_limit, within
-from .rehearsals import REHEARSALS
+from .rehearsals import PROBES, REHEARSALS
 
 REPORT_FD = 1000  # where the child's capture writes its record (its control pipe: REPORT_FD + 1)
 CEIL_NPROC = 1024  # RLIMIT_NPROC of a child waiting for its program (lowered when it arrives)
@@ -85,6 +85,8 @@ class Zygote:
         self.seccomp = None
         self.capture = None
         self.huge: list[int] = []  # the image's 2 MiB chunks still to back with huge pages
+        #: library -> the pages of the image its probe wrote (:data:`PROBES`), faulted in ahead
+        self.prefault: dict[str, list[tuple[int, int]]] = {}
 
     def prepare(self) -> dict:
         """Import and warm the solvers, install the capture, freeze the heap: what every child
@@ -107,10 +109,43 @@ class Zygote:
             del sys.modules[name]
         gc.collect()
         gc.freeze()  # children do not touch the shared pages when they collect
+        self.prefault = {lib: self._probe(code) for lib, code in PROBES.items()}
         self.huge = linux.anonymous_chunks()
         return {"import_ms": import_ms, "instrumentation": install, "threads": threads,
                 "seccomp": self.seccomp is not None, "rss_kb": _status_kb("VmRSS"),
                 "vms_kb": _status_kb("VmSize"), "huge_page_chunks": len(self.huge)}
+
+    def _probe(self, code: str) -> list[tuple[int, int]]:
+        """The pages of the image a child running ``code`` (through the capture, its record
+        serialised) writes: run once, in a child forked now and thrown away; empty when it fails."""
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(r)
+                regions = linux.private_writable_regions()
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, 1)
+                os.dup2(null, 2)
+
+                def run():
+                    exec(code, {"__name__": "__main__"})
+                    self.capture.report()
+
+                self.capture.rehearse("/nonexistent", run)
+                linux.write_all(w, json.dumps(linux.written_ranges(regions)).encode())
+            finally:
+                os._exit(0)
+        os.close(w)
+        data = bytearray()
+        while chunk := os.read(r, 1 << 16):
+            data += chunk
+        os.close(r)
+        os.waitpid(pid, 0)
+        try:
+            return [(int(a), int(n)) for a, n in json.loads(data)]
+        except (ValueError, TypeError):
+            return []
 
     def serve(self) -> None:
         """Answer the server until it goes away (then exit), and tell it, unasked, when a
@@ -247,13 +282,19 @@ class Zygote:
         its first solve takes a small fraction of those faults (``tests/test_sandbox_speedups.py``
         checks the drop; ``benchmarks/or_modelling.py`` measures the end-to-end latency). What a
         program prints and what the capture reports are the same in a rehearsed child and a cold
-        one (tested), which is why z3 and pysmt are not rehearsable (:data:`REHEARSALS`).
+        one (tested), which is why z3 and pysmt get only their probes' page copies
+        (:data:`PROBES`, :attr:`prefault`), no rehearsal.
         It runs only while the control pipe is empty (checked before each library), so a
         program that is already waiting starts at once, unrehearsed; its output goes to
         /dev/null, and HiGHS's worker threads are stopped afterwards. Nothing of a program is
         involved: the models are fixed text here, and the child is the program's own, forked
         from the clean image."""
         if not libraries:
+            return
+        for lib in libraries:  # the page copies alone (z3, pysmt): no code runs, no state changes
+            if lib in self.prefault and not select.select([ctl], [], [], 0)[0]:
+                linux.populate_write(self.prefault[lib])
+        if not any(lib in REHEARSALS for lib in libraries):
             return
         saved = os.dup(1), os.dup(2)
         null = os.open(os.devnull, os.O_WRONLY)
