@@ -15,7 +15,7 @@ import numpy as np
 
 from .formula import Node
 
-__all__ = ["WorldSample", "evaluate_sample"]
+__all__ = ["WorldSample", "evaluate_sample", "truth_mask"]
 
 
 class WorldSample:
@@ -85,3 +85,13 @@ def evaluate_sample(node: Node, w: WorldSample, options: dict[str, np.ndarray] |
     if op == "Exactly":
         return count == k
     raise ValueError(f"cannot evaluate {op!r}")
+
+
+def truth_mask(node: Node, w: WorldSample, options: dict[str, np.ndarray] | None = None) -> np.ndarray | None:
+    """The formula's truth value on every sampled world, or None where it has none there (not
+    a statement, or a name or predicate the sample cannot evaluate)."""
+    try:
+        m = evaluate_sample(node, w, options)
+    except (KeyError, ValueError, IndexError, TypeError):
+        return None
+    return m if m.dtype == bool and m.shape == (w.size,) else None

@@ -20,13 +20,13 @@ Budget: each check's timeout is min(``timeout_ms``, what is left of the
 from __future__ import annotations
 
 import math
-from typing import Hashable
+from typing import Any, Hashable
 
 import z3
 
 from .budget import VerifyBudget
 
-__all__ = ["GuardedSolver", "SAT", "UNSAT"]
+__all__ = ["GuardedSolver", "SAT", "UNSAT", "conj", "py_value"]
 
 SAT, UNSAT = z3.sat, z3.unsat
 
@@ -136,3 +136,21 @@ def _check_assuming(s: z3.Solver, guards: list[z3.BoolRef]) -> z3.CheckSatResult
         return s.check()
     arr = (z3.Ast * len(guards))(*[g.as_ast() for g in guards])
     return z3.CheckSatResult(z3.Z3_solver_check_assumptions(s.ctx.ref(), s.solver, len(guards), arr))
+
+
+def conj(items: list[z3.BoolRef]) -> z3.BoolRef:
+    """``And`` of ``items`` (the item itself when there is one, True when there is none)."""
+    if not items:
+        return z3.BoolVal(True)
+    return items[0] if len(items) == 1 else z3.And(*items)
+
+
+def py_value(v: z3.ExprRef) -> Any:
+    """A model's value as Python: an int, a bool, else its text."""
+    if z3.is_int_value(v):
+        return v.as_long()
+    if z3.is_true(v):
+        return True
+    if z3.is_false(v):
+        return False
+    return str(v)

@@ -48,7 +48,7 @@ of fact literals still needs Z3 to show which facts follow from it (the checks a
 from __future__ import annotations
 
 import itertools
-from typing import Any, Hashable, Union
+from typing import Hashable, Union
 
 import numpy as np
 import z3
@@ -56,8 +56,8 @@ import z3
 from .budget import VerifyBudget
 from .facts import FactTable
 from .formula import Node, to_text
-from .sample import WorldSample, evaluate_sample
-from .solver import SAT, UNSAT, GuardedSolver
+from .sample import WorldSample, truth_mask
+from .solver import SAT, UNSAT, GuardedSolver, conj, py_value
 from .theory import MetaStep, Theory
 from .verdict import BaseStatus, StepVerdict, check_accept, check_novelty, label_of, reason_of
 
@@ -123,7 +123,7 @@ class StepVerifier:
         self.budget = budget if budget is not None else VerifyBudget(None)
         self._solver = GuardedSolver(self.dom, getattr(theory, "logic", "QF_LIA"), incremental=incremental,
                                      timeout_ms=self.timeout_ms, budget=self.budget)
-        self._solver.define("base", _conj(self.premises))
+        self._solver.define("base", conj(self.premises))
         self._t = 0  # steps seen
         self.accepted: list[Hashable] = []  # keys of P^nc
         self.parsed_steps: list[Hashable] = []  # keys of Z (Def. 6)
@@ -154,7 +154,7 @@ class StepVerifier:
             return BaseStatus(None, None, "the solver could not decide the parsed premises (timeout)")
         model = self._solver.model
         vars_ = self.theory.state_vars()
-        values = {str(v): _py(model.eval(v, model_completion=True)) for v in vars_}
+        values = {str(v): py_value(model.eval(v, model_completion=True)) for v in vars_}
         if not require_unique:
             return BaseStatus(True, None, "the parsed premises are satisfiable", values)
         block = z3.Or(*[v != model.eval(v, model_completion=True) for v in vars_]) if vars_ else z3.BoolVal(False)
@@ -171,7 +171,7 @@ class StepVerifier:
 
     def equivalent_to(self, other: list[z3.BoolRef]) -> bool | None:
         """Is Γ_dom ∪ C equivalent to Γ_dom ∪ other (e.g. the instance's true clues)?"""
-        self._solver.define("other", _conj(other))
+        self._solver.define("other", conj(other))
         self._solver.define("not_base", z3.Not(self._solver.exprs["base"]))
         self._solver.define("not_other", z3.Not(self._solver.exprs["other"]))
         r1 = self._solver.check(["base", "not_other"])
@@ -322,7 +322,7 @@ class StepVerifier:
         sample = self._worlds() if node is not None else None
         if sample is None:
             return None
-        return _safe_eval(node, sample, self._option_masks(sample))
+        return truth_mask(node, sample, self._option_masks(sample))
 
     def _p_mask_now(self) -> np.ndarray | None:
         """Sample worlds that satisfy P^nc (None: unknown)."""
@@ -466,14 +466,14 @@ class StepVerifier:
             return []
         if self._premise_masks is None:
             opts = self._option_masks(sample)
-            self._premise_masks = [_safe_eval(n, sample, opts) for n in self.premise_nodes]
+            self._premise_masks = [truth_mask(n, sample, opts) for n in self.premise_nodes]
         return self._premise_masks
 
     def _option_masks(self, sample: WorldSample) -> dict[str, np.ndarray]:
         if self._opt_masks is None:  # the options are parsed with the premises, before any step
             self._opt_masks = {}
             for k, n in self.theory.option_nodes.items():
-                m = _safe_eval(n, sample, None)
+                m = truth_mask(n, sample, None)
                 if m is not None:
                     self._opt_masks[f"Option_{k}"] = m
         return self._opt_masks
@@ -580,14 +580,6 @@ def _negate(atom: z3.BoolRef, sign: int) -> z3.BoolRef:
     return z3.Not(atom) if sign > 0 else atom
 
 
-def _safe_eval(node: Node, sample: WorldSample, options: dict[str, np.ndarray] | None) -> np.ndarray | None:
-    try:
-        m = evaluate_sample(node, sample, options)
-    except (KeyError, ValueError, IndexError, TypeError):
-        return None
-    return m if m.dtype == bool and m.shape == (sample.size,) else None
-
-
 def UNKNOWN_IN(*results: z3.CheckSatResult) -> bool:  # noqa: N802 - reads as a predicate
     return any(r == z3.unknown for r in results)
 
@@ -600,20 +592,3 @@ def _unknown(v: StepVerdict, budget: VerifyBudget | None = None) -> StepVerdict:
     v.label = "unknown"
     v.reason = "the solver could not decide this step within its time limit"
     return v
-
-
-def _conj(items: list[z3.BoolRef]) -> z3.BoolRef:
-    if not items:
-        return z3.BoolVal(True)
-    return items[0] if len(items) == 1 else z3.And(*items)
-
-
-def _py(v: z3.ExprRef) -> Any:
-    if z3.is_int_value(v):
-        return v.as_long()
-    if z3.is_true(v):
-        return True
-    if z3.is_false(v):
-        return False
-    return str(v)
-
