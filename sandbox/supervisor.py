@@ -414,8 +414,7 @@ class Server:
             stack = [first]
         else:
             self._forget_exited()
-            waiting = {c.pid for c in (self.ready,) if c is not None}
-            stack = [p for p in children_of(self.zygote.pid) if p not in waiting and not self._is_dying(p)]
+            stack = [p for p in children_of(self.zygote.pid) if not self._waiting_or_dying(p)]
         while stack:
             p = stack.pop()
             out.append(p)
@@ -430,13 +429,14 @@ class Server:
         clean-up."""
         if not linux.all_exiting(pid) or children_of(pid):
             return False
-        waiting = {c.pid for c in (self.ready,) if c is not None}
-        return all(p in waiting or p == pid or self._is_dying(p) for p in children_of(self.zygote.pid))
+        return all(p == pid or self._waiting_or_dying(p) for p in children_of(self.zygote.pid))
 
-    def _is_dying(self, pid: int) -> bool:
-        """An earlier program's first process, still exiting (a pid the kernel gave again to a
-        live process is not: it runs)."""
-        return pid in self.dying and linux.exit_state(pid) is not None
+    def _waiting_or_dying(self, pid: int) -> bool:
+        """The child waiting for the next program, or an earlier program's first process still
+        exiting (a pid the kernel gave again to a live process is neither: it runs)."""
+        if self.ready is not None and pid == self.ready.pid:
+            return True
+        return pid in self.dying and linux.all_exiting(pid)
 
     def _forget_exited(self) -> None:
         """Drop the exit reports of :attr:`dying` processes (no one waits for them)."""
