@@ -37,6 +37,7 @@ import torch
 
 import solvergym  # noqa: F401  (registers the env ids)
 
+from ..agents.attention import use_gqa_attention
 from ..agents.hf import HFAgent, SamplingConfig
 from ..agents.models import cache_kwarg, load_model
 from ..agents.vllm import VLLMAgent
@@ -165,10 +166,14 @@ class Trainer:
         if cfg.gradient_checkpointing:
             model.gradient_checkpointing_enable()
             model.config.use_cache = False
+        if cfg.gqa_attention:
+            use_gqa_attention(model)
         self.ref = None
         if cfg.kl_coef > 0 and not cfg.lora:  # with LoRA the reference is the base, adapters disabled
             self.ref = load_model(cfg.model)[0].to(self.acc.device).eval()
             self.ref.requires_grad_(False)
+            if cfg.gqa_attention:
+                use_gqa_attention(self.ref)
         n_envs = self.local_groups * cfg.group_size
         self.envs = [gym.make(cfg.env, **cfg.env_kwargs) for _ in range(n_envs)]
         # what each step trains on, and when the run validates and stops (algorithms/schedules/)
