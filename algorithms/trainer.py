@@ -41,10 +41,8 @@ from ..agents.attention import use_gqa_attention
 from ..agents.hf import HFAgent, SamplingConfig
 from ..agents.models import cache_kwarg, load_model
 from ..agents.vllm import VLLMAgent
-from .advantages import (
-    grpo_advantages, grpo_step_advantages, group_mean_baseline, masked_whiten, reinforce_pp_returns,
-    reinforce_pp_token_rewards,
-)
+from .advantages import (grpo_advantages, grpo_step_advantages, group_mean_baseline, masked_whiten,
+                         reinforce_pp_returns, reinforce_pp_token_rewards)
 from .checkpoints import MetricsLog, latest_checkpoint, read_checkpoint, write_checkpoint
 from .config import TrainConfig
 from .dapo import filter_groups, overlong_penalty
@@ -166,14 +164,12 @@ class Trainer:
         if cfg.gradient_checkpointing:
             model.gradient_checkpointing_enable()
             model.config.use_cache = False
-        if cfg.gqa_attention:
-            use_gqa_attention(model)
         self.ref = None
         if cfg.kl_coef > 0 and not cfg.lora:  # with LoRA the reference is the base, adapters disabled
             self.ref = load_model(cfg.model)[0].to(self.acc.device).eval()
             self.ref.requires_grad_(False)
-            if cfg.gqa_attention:
-                use_gqa_attention(self.ref)
+        for m in [m for m in (model, self.ref) if m is not None and cfg.gqa_attention]:
+            use_gqa_attention(m)
         n_envs = self.local_groups * cfg.group_size
         self.envs = [gym.make(cfg.env, **cfg.env_kwargs) for _ in range(n_envs)]
         # what each step trains on, and when the run validates and stops (algorithms/schedules/)
@@ -454,10 +450,9 @@ class Trainer:
     # ------------------------------------------------------------------ the update
     def update(self, batch: RolloutBatch) -> dict[str, float]:
         cfg = self.cfg
-        # pi_old is the policy that sampled the batch. The HF sampler's log-probs are exactly that
-        # (the same fp32 model and softmax; checked to 2e-5 against a forward pass), so no extra
-        # forward is needed; vLLM (other kernels) or bf16 training recompute them once, before
-        # any update, as verl and TRL do.
+        # pi_old is the policy that sampled the batch. The HF sampler's log-probs are exactly that (the same fp32
+        # model and softmax; checked to 2e-5 against a forward pass), so no extra forward is needed; vLLM (other
+        # kernels) or bf16 training recompute them once, before any update, as verl and TRL do.
         self.model.eval()
         if self._recompute_old():
             old_logp, entropy = self._forward_logprobs(self.model, batch, entropy=True)
