@@ -144,7 +144,7 @@ class TrainConfig:
     gqa_attention: bool = field(default=True, metadata={"group": "optimisation", "help": (
         "On the CPU, attend with grouped key/value heads as they are (SDPA's enable_gqa) instead of "
         "Transformers' copy of each head per group: the same forward bit for bit, less memory and time "
-        "(agents/attention.py).")})
+        "where a mask is passed (padded rows; agents/attention.py).")})
     lora: bool = field(default=False, metadata={"group": "optimisation", "help": (
         "Train LoRA adapters (PEFT) instead of every weight; the reference policy is then the base "
         "model with the adapters disabled, and final/ is saved merged.")})

@@ -168,8 +168,8 @@ class Trainer:
         if cfg.kl_coef > 0 and not cfg.lora:  # with LoRA the reference is the base, adapters disabled
             self.ref = load_model(cfg.model)[0].to(self.acc.device).eval()
             self.ref.requires_grad_(False)
-        for m in [m for m in (model, self.ref) if m is not None and cfg.gqa_attention]:
-            use_gqa_attention(m)
+        for m in (model, self.ref) if cfg.gqa_attention else ():
+            use_gqa_attention(m)  # the reference may be None (no KL, or LoRA's base)
         n_envs = self.local_groups * cfg.group_size
         self.envs = [gym.make(cfg.env, **cfg.env_kwargs) for _ in range(n_envs)]
         # what each step trains on, and when the run validates and stops (algorithms/schedules/)
