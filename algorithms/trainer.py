@@ -38,6 +38,7 @@ import torch
 import solvergym  # noqa: F401  (registers the env ids)
 
 from ..agents.attention import use_gqa_attention
+from ..agents.lean_activations import use_lean_activations
 from ..agents.hf import HFAgent, SamplingConfig
 from ..agents.models import cache_kwarg, load_model
 from ..agents.vllm import VLLMAgent
@@ -170,6 +171,8 @@ class Trainer:
             self.ref.requires_grad_(False)
         for m in (model, self.ref) if cfg.gqa_attention else ():
             use_gqa_attention(m)  # the reference may be None (no KL, or LoRA's base)
+        if cfg.lean_activations:  # the policy only: the reference runs without gradients
+            use_lean_activations(model)
         n_envs = self.local_groups * cfg.group_size
         self.envs = [gym.make(cfg.env, **cfg.env_kwargs) for _ in range(n_envs)]
         # what each step trains on, and when the run validates and stops (algorithms/schedules/)
@@ -218,13 +221,10 @@ class Trainer:
 
     def reduce_sum(self, x: torch.Tensor) -> torch.Tensor:
         """Sum over every process (identity on one process)."""
-        if self.world == 1:
-            return x
-        return self.acc.reduce(x.to(self.acc.device), reduction="sum").cpu()
+        return x if self.world == 1 else self.acc.reduce(x.to(self.acc.device), reduction="sum").cpu()
 
     def _reseed_policy(self, seed: int) -> None:
-        """The sampler's own stream, from the config alone (HF and vLLM alike); a policy without
-        ``reseed`` (one of the user's) gets torch's global RNG seeded instead."""
+        """The sampler's own stream, from the config alone; a user's policy without ``reseed``: torch's global RNG."""
         if callable(getattr(self.policy, "reseed", None)):
             self.policy.reseed(seed)
         else:
