@@ -48,36 +48,13 @@ from .checkpoints import MetricsLog, latest_checkpoint, read_checkpoint, write_c
 from .config import TrainConfig
 from .dapo import filter_groups, overlong_penalty
 from .kl import KL_CLAMP, kl_estimate, kl_means, warn_if_clamp_hides
+from .logprobs import token_logprobs
 from .losses import aggregate, clipped_surrogate, masked_mean, sequence_clipped_surrogate
 from .partial_kl import partial_kl_mask
 from .rollout import RolloutBatch, clipped_ratio, collate, rollout
 from .schedules import Schedule, make_schedule
 
 __all__ = ["Trainer", "token_logprobs", "policy_loss", "LossInputs"]
-
-
-def token_logprobs(logits: torch.Tensor, input_ids: torch.Tensor, temperature: float = 1.0,
-                   start: int = 0, entropy: bool = False):
-    """``logp[:, t] = log pi(x_t | x_<t)`` as an (N, T) tensor, 0 where not computed.
-
-    ``logits`` are the model's outputs for the last ``T - start`` positions (a model called with
-    ``logits_to_keep=T - start``): prompt positions need no logits, and the LM head plus a
-    log-softmax over a 49k vocabulary is a large share of a small model's cost. With
-    ``entropy=True`` also returns the (detached) entropy of each position's distribution, from the
-    same softmax.
-    """
-    if logits.shape[1] != input_ids.shape[1] - start:
-        raise ValueError("logits must cover positions start..T-1")
-    lp = torch.log_softmax(logits[:, :-1].float() / temperature, dim=-1)
-    picked = lp.gather(-1, input_ids[:, start + 1:, None]).squeeze(-1)
-    out = torch.zeros(input_ids.shape, dtype=picked.dtype, device=picked.device)
-    out[:, start + 1:] = picked
-    if not entropy:
-        return out
-    with torch.no_grad():
-        ent = torch.zeros(input_ids.shape, dtype=lp.dtype, device=lp.device)
-        ent[:, start + 1:] = -(lp.exp() * lp).sum(-1)
-    return out, ent
 
 
 def first_logit_position(loss_mask: torch.Tensor) -> int:
