@@ -149,6 +149,11 @@ class TrainConfig:
         "Keep the inputs of the policy's SwiGLU MLPs and RMSNorms for the backward and recompute their "
         "element-wise outputs there (no matmul repeated): the same gradients bit for bit, ~51 MB less "
         "per 100 positions of a micro-batch on SmolLM2-135M (agents/lean_activations.py).")})
+    direct_tied_grads: bool = field(default=True, metadata={"group": "optimisation", "help": (
+        "Where the LM head shares its weight with the input embedding, add the head's weight gradient "
+        "into .grad as it is computed and hand autograd the embedding lookups' rows as a sparse gradient: "
+        "no vocabulary-sized gradient waits in autograd's buffer (2 x 113 MB at the backward's end on "
+        "SmolLM2-135M); the same gradient to rounding (agents/tied_grads.py).")})
     lora: bool = field(default=False, metadata={"group": "optimisation", "help": (
         "Train LoRA adapters (PEFT) instead of every weight; the reference policy is then the base "
         "model with the adapters disabled, and final/ is saved merged.")})

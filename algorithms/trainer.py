@@ -41,6 +41,7 @@ from ..agents.attention import use_gqa_attention
 from ..agents.lean_activations import use_lean_activations
 from ..agents.hf import HFAgent, SamplingConfig
 from ..agents.models import cache_kwarg, load_model
+from ..agents.tied_grads import use_direct_tied_grads
 from ..agents.vllm import VLLMAgent
 from .advantages import (grpo_advantages, grpo_step_advantages, group_mean_baseline, masked_whiten,
                          reinforce_pp_returns, reinforce_pp_token_rewards)
@@ -150,6 +151,8 @@ class Trainer:
             use_gqa_attention(m)  # the reference may be None (no KL, or LoRA's base)
         if cfg.lean_activations:  # the policy only: the reference runs without gradients
             use_lean_activations(model)
+        if cfg.direct_tied_grads:
+            use_direct_tied_grads(model)
         n_envs = self.local_groups * cfg.group_size
         self.envs = [gym.make(cfg.env, **cfg.env_kwargs) for _ in range(n_envs)]
         # what each step trains on, and when the run validates and stops (algorithms/schedules/)
