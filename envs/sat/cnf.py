@@ -71,10 +71,12 @@ def var_index(name: str) -> int:
 def format_clauses(clauses: list[list[int]]) -> str:
     """SATURN's released-data syntax: literals concatenated, ``!`` for negation, clauses joined by
     ``" & "`` (``[[-1,-2,-3],[1,-2,-4]]`` -> ``"!A!B!C & A!B!D"``)."""
-    k = max((abs(x) for c in clauses for x in c), default=0)
-    pos = [""] + [var_name(i) for i in range(k)]
-    neg = [""] + ["!" + name for name in pos[1:]]
-    return " & ".join("".join([pos[x] if x > 0 else neg[-x] for x in c]) for c in clauses)
+    lits = list(filter(None, clauses))
+    k = max(max(map(max, lits), default=0), -min(map(min, lits), default=0))
+    names = [var_name(i) for i in range(k)]
+    # literal x at index x: the names at 1..k, the negations from the end (a list's -x is 2k+1-x)
+    text = [""] + names + ["!" + name for name in reversed(names)]
+    return " & ".join(["".join(map(text.__getitem__, c)) for c in clauses])
 
 
 def parse_clauses(text: str, k: int | None = None) -> list[list[int]]:
@@ -107,7 +109,7 @@ def parse_clauses(text: str, k: int | None = None) -> list[list[int]]:
 
 def formula_key(clauses: list[list[int]]) -> tuple:
     """A hashable key for a formula, independent of clause and literal order."""
-    return tuple(sorted(tuple(sorted(c)) for c in clauses))
+    return tuple(sorted(map(tuple, map(sorted, clauses))))
 
 
 # ---------------------------------------------------------------------------------- checking
@@ -125,6 +127,13 @@ def first_violated(clauses: list[list[int]], bits: str) -> int | None:
 # ---------------------------------------------------------------------------------- counting
 def clause_masks(clauses: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     """Per clause, the bit mask of its variables and of its negated variables (k <= 63)."""
+    widths = {len(c) for c in clauses}
+    if len(widths) == 1 and 0 not in widths:  # one width (every SATURN formula): one array op
+        lits = np.array(clauses, dtype=np.int64)
+        var = np.abs(lits)
+        if var.max() <= 63:  # beyond, the int64 conversion below raises, as it should
+            bits = np.int64(1) << (var - 1)
+            return bits.sum(axis=1), (bits * (lits < 0)).sum(axis=1)
     mask = np.array([sum(1 << (abs(x) - 1) for x in c) for c in clauses], dtype=np.int64)
     neg = np.array([sum(1 << (-x - 1) for x in c if x < 0) for c in clauses], dtype=np.int64)
     return mask, neg

@@ -217,13 +217,15 @@ def _sample_clause_sets(
         pattern = rng.integers(1, 2**n, size=batch)
         rows = np.concatenate([rows, np.column_stack([vars_, pattern])])
         if k + n <= 62:  # one int64 key per clause: variable bit mask and pattern
-            keys = ((np.int64(1) << rows[:, :n]).sum(axis=1) << n) | rows[:, n]
-            _, first = np.unique(keys, return_index=True)
+            keys = (((np.int64(1) << rows[:, :n]).sum(axis=1) << n) | rows[:, n]).tolist()
         else:
-            _, first = np.unique(rows, axis=0, return_index=True)
+            keys = list(map(tuple, rows.tolist()))
+        first: dict = {}
+        for i, key in enumerate(keys):  # each distinct clause's first draw, in draw order
+            first.setdefault(key, i)
         if len(first) >= l:
             break
-    keep = rows[np.sort(first)[:l]]
+    keep = rows[list(first.values())[:l]]
     vars_, pattern = keep[:, :n], keep[:, n]
     agree = (pattern[:, None] >> np.arange(n)) & 1
     positive = solution[vars_] == agree
@@ -263,7 +265,7 @@ def plant(
 
 def _make_instance(n, k, clauses, solution_bits, model_limit) -> SATInstance:
     count, exact = count_models(clauses, k, limit=model_limit)
-    sol = "".join("1" if b else "0" for b in solution_bits)
+    sol = ((np.asarray(solution_bits) != 0).astype(np.uint8) + ord("0")).tobytes().decode()
     return SATInstance(
         n=n, k=k, clauses=clauses, solution=sol, model_count=count, model_count_exact=exact
     )
