@@ -10,7 +10,11 @@ reasoning-gym's generators of the families both suites have; and cross-solver ag
 2. Peers: where ``reasoning_gym`` is importable (the ``compare`` extra), its dataset items per
    second at the setting it shares with a family (graph colouring, N-queens, 4x4 sudoku,
    futoshiki), and ours at the same setting in the same run; the ratio is ours / theirs (target
-   >= 10x). reasoning-gym's items carry one solution and no label or count.
+   >= 10x). reasoning-gym's items carry one solution and no label or count. Beside them, the
+   floor: ``env.reset(seed)`` of an env that only seeds Gymnasium's generator and returns an
+   empty observation, through ``gym.make``'s wrappers as ours; a target under the floor's time per
+   instance cannot be met by any env of this API (``10x needs`` gives the time per instance 10x
+   means).
 3. Agreement (``--agreement-seeds``, 0 to skip): every fitting solver's ground-truth program run
    in the sandbox on that many seeds per (family, query); the share of runs that answered as the
    in-process truth (solving: a model, whose witness passes the family's verifier), and the pairs
@@ -52,6 +56,31 @@ PEERS = (
 )
 
 
+EMPTY = "solvergym-bench/Empty-v0"
+
+
+class _Empty(gym.Env):
+    """The least a seeded text env's ``reset`` does: seed its generator, return a string."""
+
+    observation_space = gym.spaces.Text(max_length=1, min_length=0)
+    action_space = gym.spaces.Text(max_length=1, min_length=0)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return "", {}
+
+    def step(self, action):
+        return "", 0.0, True, False, {}
+
+
+def floor(count: int, repeat: int) -> float:
+    """Resets per second of :class:`_Empty` made by ``gym.make`` (the wrappers every env gets)."""
+    if EMPTY not in gym.registry:
+        gym.register(EMPTY, entry_point=_Empty)
+    env = gym.make(EMPTY)
+    return rate(lambda: [env.reset(seed=s) for s in range(count)], count, repeat)
+
+
 def ours(family: str, query: str, count: int, repeat: int, **knobs) -> float:
     env = gym.make("SolverLogic-v0", family=family, query=query, **knobs)
     return rate(lambda: [env.reset(seed=s) for s in range(count)], count, repeat)
@@ -82,7 +111,7 @@ def peers(count: int, repeat: int) -> list[dict]:
         mine = ours(family, "solving", count, repeat, **knobs)
         other = rate(theirs, count, repeat)
         rows.append({"family": family, "ours": mine, "peer": f"reasoning-gym {name}", "theirs": other,
-                     "ratio": mine / other, "setting": json.dumps(knobs)})
+                     "ratio": mine / other, "setting": json.dumps(knobs), "needs_us": 1e6 / (10 * other)})
     return rows
 
 
@@ -150,7 +179,11 @@ def main(argv=None) -> int:
     if result["peers"]:
         print(format_table(result["peers"], [("family", "family", "s"), ("setting", "setting", "s"),
                                              ("ours", "ours /s", ".0f"), ("peer", "peer", "s"),
-                                             ("theirs", "theirs /s", ".0f"), ("ratio", "ours / theirs", ".1f")]))
+                                             ("theirs", "theirs /s", ".0f"), ("ratio", "ours / theirs", ".1f"),
+                                             ("needs_us", "10x needs us/instance", ".1f")]))
+        result["floor_per_s"] = floor(max(count, 1000), a.repeat)
+        print(f"floor: an empty env's seeded reset through gym.make, {result['floor_per_s']:,.0f}/s = "
+              f"{1e6 / result['floor_per_s']:.1f} us per instance")
     else:
         print("reasoning_gym is not installed (the compare extra): no peer rates")
     if seeds:
