@@ -129,6 +129,18 @@ def test_model_count_paths_agree():
     assert count_models([[1], [2]], 22) == (2**20, False)  # 2^20 > the default limit of 100,000
 
 
+@given(st.data())
+def test_the_bitset_count_is_the_enumeration_and_brute_force(data):
+    k = data.draw(st.integers(0, 12))
+    literal = st.integers(1, k).flatmap(lambda v: st.sampled_from([v, -v])) if k else st.nothing()
+    clauses = data.draw(st.lists(st.lists(literal, max_size=min(k, 4)), max_size=12))
+    by_bits = C._count_by_bitsets(clauses, k)
+    assert by_bits == C._count_by_enumeration(clauses, k)  # a repeated literal or x | -x included
+    if k <= 8:
+        assert by_bits == sum(all(any((a >> (abs(x) - 1) & 1) == (x > 0) for x in c) for c in clauses)
+                              for a in range(1 << k))
+
+
 def test_chance_success_is_visible_and_controllable():
     easy = [plant(6, 7, 40, s) for s in range(60)]
     mean = np.mean([i.chance_success for i in easy])

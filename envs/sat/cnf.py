@@ -16,6 +16,8 @@ Pure: nothing here draws randomness except through the ``numpy.random.Generator`
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 __all__ = [
@@ -126,17 +128,31 @@ def first_violated(clauses: list[list[int]], bits: str) -> int | None:
 
 # ---------------------------------------------------------------------------------- counting
 def clause_masks(clauses: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """Per clause, the bit mask of its variables and of its negated variables (k <= 63)."""
+    """Per clause, the bit mask of its variables and of its negated variables (k <= 63): the
+    clause is false on an assignment ``a`` exactly when ``a & mask == neg``. A literal written
+    twice counts once; a clause holding ``x`` and ``-x`` is never false (``mask`` 0, ``neg`` 1)."""
     widths = {len(c) for c in clauses}
-    if len(widths) == 1 and 0 not in widths:  # one width (every SATURN formula): one array op
+    if len(widths) == 1 and 0 not in widths:  # one width (every SATURN formula): array ops
         lits = np.array(clauses, dtype=np.int64)
         var = np.abs(lits)
         if var.max() <= 63:  # beyond, the int64 conversion below raises, as it should
             bits = np.int64(1) << (var - 1)
-            return bits.sum(axis=1), (bits * (lits < 0)).sum(axis=1)
-    mask = np.array([sum(1 << (abs(x) - 1) for x in c) for c in clauses], dtype=np.int64)
-    neg = np.array([sum(1 << (-x - 1) for x in c if x < 0) for c in clauses], dtype=np.int64)
-    return mask, neg
+            pos = np.bitwise_or.reduce(bits * (lits > 0), axis=1)
+            neg = np.bitwise_or.reduce(bits * (lits < 0), axis=1)
+            both = (pos & neg) != 0
+            return np.where(both, 0, pos | neg), np.where(both, 1, neg)
+    masks, negs = [], []
+    for c in clauses:
+        pos = neg = 0
+        for x in c:
+            if x > 0:
+                pos |= 1 << (x - 1)
+            else:
+                neg |= 1 << (-x - 1)
+        both = pos & neg
+        masks.append(0 if both else pos | neg)
+        negs.append(1 if both else neg)
+    return np.array(masks, dtype=np.int64), np.array(negs, dtype=np.int64)
 
 
 def count_models(
@@ -144,14 +160,15 @@ def count_models(
 ) -> tuple[int, bool]:
     """Number of assignments of ``k`` variables satisfying ``clauses``: ``(count, exact)``.
 
-    Exact up to ``k = 20``: by enumerating all ``2^k`` assignments (vectorised), unless CDCL
+    Exact up to ``k = 20``: up to ``k = 12`` on sets of assignments held as ints
+    (:func:`_count_by_bitsets`); above, by enumerating all ``2^k`` assignments (vectorised), unless CDCL
     model enumeration is cheaper, which it is when the formula has few models; it is tried first
     with a budget of models worth about as much time as the enumeration would take. Above
     ``k = 20`` only CDCL enumeration runs, and stops at ``limit`` models (``exact`` is then False
     and the count a lower bound).
     """
-    if k <= 12:
-        return _count_by_enumeration(clauses, k), True
+    if k <= BITSET_MAX_K:
+        return _count_by_bitsets(clauses, k), True
     if k <= ENUMERATION_MAX_K:
         # a CDCL budget worth the enumeration's time: ~2 ns per (assignment, clause) against ~30 us
         # per CDCL model
@@ -159,6 +176,35 @@ def count_models(
         count, exact = _count_by_cdcl(clauses, k, budget)
         return (count, True) if exact else (_count_by_enumeration(clauses, k), True)
     return _count_by_cdcl(clauses, k, limit)
+
+
+#: up to this k a count is read off 2^k-bit integers (:func:`_count_by_bitsets`)
+BITSET_MAX_K = 12
+
+
+@lru_cache(maxsize=None)
+def _assignment_sets(k: int) -> tuple[int, list[int]]:
+    """All 2^k assignments as one ``2^k``-bit int, and per variable ``v`` (1-based) the set of
+    assignments (bit ``a`` for assignment ``a``) in which ``v`` is true."""
+    sets = [0]
+    for v in range(k):
+        block = ((1 << (1 << v)) - 1) << (1 << v)  # 2^v assignments false, then 2^v true
+        sets.append(sum(block << start for start in range(0, 1 << k, 1 << (v + 1))))
+    return (1 << (1 << k)) - 1, sets
+
+
+def _count_by_bitsets(clauses: list[list[int]], k: int) -> int:
+    """The enumeration of :func:`_count_by_enumeration` on sets of assignments held as ints: a
+    clause is false on the assignments where each of its literals is, and the models are those
+    no clause is false on (a few hundred big-int operations for SATURN's levels)."""
+    every, true_on = _assignment_sets(k)
+    false_somewhere = 0
+    for clause in clauses:
+        false = every
+        for x in clause:
+            false &= (every ^ true_on[x]) if x > 0 else true_on[-x]
+        false_somewhere |= false
+    return (1 << k) - false_somewhere.bit_count()
 
 
 def _count_by_enumeration(clauses: list[list[int]], k: int) -> int:

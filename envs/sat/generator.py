@@ -211,24 +211,22 @@ def _sample_clause_sets(
             f"(n={n}, k={k}) has only {total} distinct clauses per solution; l={l} is too many"
         )
     batch = 2 * l + 8
-    rows = np.empty((0, n + 1), dtype=np.int64)
-    while True:
-        vars_ = np.sort(_random_subsets(rng, batch, n, k), axis=1)
-        pattern = rng.integers(1, 2**n, size=batch)
-        rows = np.concatenate([rows, np.column_stack([vars_, pattern])])
+    subsets, patterns = [], []
+    first: dict = {}  # each distinct clause's first draw, in draw order
+    while len(first) < l:
+        subsets.append(_random_subsets(rng, batch, n, k))  # unsorted: a clause's key is its set
+        patterns.append(rng.integers(1, 2**n, size=batch))
+        subset, pattern = subsets[-1], patterns[-1]
         if k + n <= 62:  # one int64 key per clause: variable bit mask and pattern
-            keys = (((np.int64(1) << rows[:, :n]).sum(axis=1) << n) | rows[:, n]).tolist()
+            keys = (((np.int64(1) << subset).sum(axis=1) << n) | pattern).tolist()
         else:
-            keys = list(map(tuple, rows.tolist()))
-        first: dict = {}
-        for i, key in enumerate(keys):  # each distinct clause's first draw, in draw order
+            keys = [(*sorted(v), p) for v, p in zip(subset.tolist(), pattern.tolist())]
+        for i, key in enumerate(keys, (len(subsets) - 1) * batch):
             first.setdefault(key, i)
-        if len(first) >= l:
-            break
-    keep = rows[list(first.values())[:l]]
-    vars_, pattern = keep[:, :n], keep[:, n]
-    agree = (pattern[:, None] >> np.arange(n)) & 1
-    positive = solution[vars_] == agree
+    pick = list(first.values())[:l]
+    subset, pattern = (x[0] if len(x) == 1 else np.concatenate(x) for x in (subsets, patterns))
+    vars_, pattern = np.sort(subset[pick], axis=1), pattern[pick]
+    positive = solution[vars_] == ((pattern[:, None] >> np.arange(n)) & 1)
     lits = np.where(positive, vars_ + 1, -(vars_ + 1))
     return lits.tolist()
 
@@ -363,26 +361,26 @@ def _capped_pool(rng: np.random.Generator, n: int, k: int, cap: int):
     if 2 * k + n > 62:
         raise ValueError(f"SAT_Construction's pool supports 2k+n <= 62, got k={k}, n={n}")
     batch = max(cap // 2, 1024)
-    keys = np.empty(0, dtype=np.int64)  # distinct pairs so far, in the order first drawn
-    while True:
+    distinct = _FirstDraws(2 * k + n)
+    while len(distinct) < cap:
         sol = rng.integers(0, 2**k, size=batch, dtype=np.int64)
         vars_ = _random_subsets(rng, batch, n, k)
         varmask = (np.int64(1) << vars_.astype(np.int64)).sum(axis=1)
         pattern = rng.integers(1, 2**n, size=batch, dtype=np.int64)
-        keys = np.concatenate([keys, (sol << (k + n)) | (varmask << n) | pattern])
-        _, first = np.unique(keys, return_index=True)
-        # the paper's `while len(P) < 100000: P.add(...)` keeps the first `cap` distinct draws
-        keys = keys[np.sort(first)[:cap]]
-        if len(keys) >= cap:
-            break
+        distinct.add((sol << (k + n)) | (varmask << n) | pattern)
+    # the paper's `while len(P) < 100000: P.add(...)` keeps the first `cap` distinct draws
+    keys = distinct.keys()[:cap]
     keys.sort()  # groups by solution (the high bits)
     sols = keys >> (k + n)
     varmasks = (keys >> n) & ((1 << k) - 1)
     patterns = keys & ((1 << n) - 1)
-    bits = (varmasks[:, None] >> np.arange(k)) & 1
-    var_rows = np.argsort(-bits, axis=1, kind="stable")[:, :n]
-    var_rows.sort(axis=1)
-    rows = np.column_stack([var_rows, patterns])
+    rows = np.empty((len(keys), n + 1), dtype=np.int64)
+    rest = varmasks.copy()
+    for j in range(n):  # the mask's set bits, lowest first: each clause's variables in order
+        low = rest & -rest
+        rows[:, j] = np.bitwise_count(low - 1)
+        rest ^= low
+    rows[:, n] = patterns
     starts = np.flatnonzero(np.r_[True, sols[1:] != sols[:-1]])
     ends = np.r_[starts[1:], len(sols)]
     clusters = []
@@ -390,6 +388,44 @@ def _capped_pool(rng: np.random.Generator, n: int, k: int, cap: int):
         solution = (int(sols[s]) >> np.arange(k)) & 1
         clusters.append((solution, rows[s:e]))
     return clusters
+
+
+class _FirstDraws:
+    """The distinct keys of a stream of batches, each kept at its first draw, in draw order.
+
+    Keys of up to 22 bits are marked in a table (a batch costs a few passes over it, no sort);
+    wider ones are found by a stable sort of all the keys so far."""
+
+    TABLE_BITS = 22
+
+    def __init__(self, bits: int):
+        self.table = bits <= self.TABLE_BITS
+        if self.table:
+            self.first = np.full(1 << bits, np.iinfo(np.int32).max, dtype=np.int32)
+            self.seen = np.zeros(1 << bits, dtype=bool)
+        self.parts: list[np.ndarray] = []
+        self.count = 0
+
+    def add(self, keys: np.ndarray) -> None:
+        if not self.table:
+            keys = np.concatenate([*self.parts, keys])
+            _, first = np.unique(keys, return_index=True)
+            self.parts, self.count = [keys[np.sort(first)]], len(first)
+            return
+        order = np.arange(len(keys), dtype=np.int32)
+        np.minimum.at(self.first, keys, order)  # each key's first index in this batch
+        fresh = (self.first[keys] == order) & ~self.seen[keys]
+        self.first[keys] = np.iinfo(np.int32).max
+        new = keys[fresh]
+        self.seen[new] = True
+        self.parts.append(new)
+        self.count += len(new)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def keys(self) -> np.ndarray:
+        return np.concatenate(self.parts) if self.parts else np.empty(0, dtype=np.int64)
 
 
 def _random_subsets(rng: np.random.Generator, rows: int, n: int, k: int) -> np.ndarray:
