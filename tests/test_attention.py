@@ -2,11 +2,17 @@
 Transformers' copy-each-head path, the same gradients to rounding, and no copied heads kept."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
 from solvergym.agents.attention import GQA_ATTENTION, use_gqa_attention
 from solvergym.agents.models import cache_kwarg, load_model
+
+sys.path.insert(0, str(Path(__file__).parent))
+from saved_tensors import forward_keeping  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -25,28 +31,13 @@ def _batch(length=120, rows=3):
     return ids, attn
 
 
-def _saved_bytes(model, ids, attn):
-    seen = {}
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-
-    def pack(x):
-        ptr = x.untyped_storage().data_ptr()
-        if ptr not in params:
-            seen[ptr] = x.untyped_storage().nbytes()
-        return x
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda x: x):
-        out = model(input_ids=ids, attention_mask=attn, logits_to_keep=8).logits
-    return out, sum(seen.values())
-
-
 def test_same_logits_bit_for_bit_and_gradients_to_rounding(models):
     plain, gqa = models
     ids, attn = _batch()
     grads = []
     for m in (plain, gqa):
         m.zero_grad(set_to_none=True)
-        out, _ = _saved_bytes(m, ids, attn)
+        out, _ = forward_keeping(m, ids, attn)
         out.logsumexp(-1).sum().backward()
         grads.append((out.detach(), m.model.layers[3].self_attn.k_proj.weight.grad.clone(),
                       m.model.layers[3].self_attn.q_proj.weight.grad.clone()))
@@ -59,8 +50,8 @@ def test_same_logits_bit_for_bit_and_gradients_to_rounding(models):
 def test_the_copied_heads_are_not_kept_for_the_backward(models):
     plain, gqa = models
     ids, attn = _batch(length=200)
-    _, kept_plain = _saved_bytes(plain, ids, attn)
-    _, kept_gqa = _saved_bytes(gqa, ids, attn)
+    _, kept_plain = forward_keeping(plain, ids, attn)
+    _, kept_gqa = forward_keeping(gqa, ids, attn)
     cfg = plain.config
     head = cfg.hidden_size // cfg.num_attention_heads
     # repeat_kv's key and value copies: heads x positions per row, per layer, in fp32

@@ -2,6 +2,9 @@
 gradients bit for bit as Transformers' own modules, and the element-wise outputs not kept."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 from torch import nn
@@ -9,6 +12,9 @@ from torch import nn
 from solvergym.agents.attention import use_gqa_attention
 from solvergym.agents.lean_activations import use_lean_activations
 from solvergym.agents.models import load_model
+
+sys.path.insert(0, str(Path(__file__).parent))
+from saved_tensors import forward_keeping  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -29,28 +35,12 @@ def _batch(length=150, rows=3):
     return ids, attn
 
 
-def _forward(model, ids, attn):
-    """Logits of the last 8 positions, and the bytes autograd keeps beside the weights."""
-    seen = {}
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-
-    def pack(x):
-        ptr = x.untyped_storage().data_ptr()
-        if ptr not in params:
-            seen[ptr] = x.untyped_storage().nbytes()
-        return x
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda x: x):
-        out = model(input_ids=ids, attention_mask=attn, logits_to_keep=8).logits
-    return out, sum(seen.values())
-
-
 def test_same_logits_and_gradients_bit_for_bit(models):
     ids, attn = _batch()
     runs = []
     for m in models:
         m.zero_grad(set_to_none=True)
-        out, _ = _forward(m, ids, attn)
+        out, _ = forward_keeping(m, ids, attn)
         out.logsumexp(-1).sum().backward()
         runs.append((out.detach(), {n: p.grad.clone() for n, p in m.named_parameters() if p.grad is not None}))
     (a, ga), (b, gb) = runs
@@ -64,8 +54,8 @@ def test_same_logits_and_gradients_bit_for_bit(models):
 def test_the_element_wise_outputs_are_not_kept(models):
     plain, lean = models
     ids, attn = _batch()
-    _, kept_plain = _forward(plain, ids, attn)
-    _, kept_lean = _forward(lean, ids, attn)
+    _, kept_plain = forward_keeping(plain, ids, attn)
+    _, kept_lean = forward_keeping(lean, ids, attn)
     cfg = plain.config
     # silu(gate) and the product per MLP, the normalised input per norm: fp32, per position and layer
     spared = cfg.num_hidden_layers * ids.numel() * (2 * cfg.intermediate_size + 2 * cfg.hidden_size) * 4
