@@ -23,7 +23,8 @@ A module is switched only if its class name ends in ``MLP`` / ``RMSNorm``, it ha
 ``variance_epsilon``) and its own forward gives this module's output bit for bit on a probe input:
 a family whose layers differ (Gemma's ``1 + w``, a GELU MLP, fused ``gate_up_proj``) keeps its
 own. ``down_proj`` is multiplied here only when it is a plain ``nn.Linear``; a LoRA-wrapped one
-keeps its own forward (the product it is given is then also kept, by it).
+keeps its own forward (the product it is given is then also kept, by it). Under autocast (mixed
+precision) both keep their own forwards.
 """
 from __future__ import annotations
 
@@ -95,6 +96,8 @@ class _ScaledNorm(torch.autograd.Function):
 
 
 def _mlp_forward(self, x):
+    if torch.is_autocast_enabled(x.device.type):  # its casts are the module's own, not this backward's
+        return self.__class__.forward(self, x)
     gate, up = self.gate_proj(x), self.up_proj(x)
     if not torch.is_grad_enabled() or not (gate.requires_grad or up.requires_grad):
         return self.down_proj(F.silu(gate) * up)
@@ -105,7 +108,8 @@ def _mlp_forward(self, x):
 
 
 def _norm_forward(self, x):
-    if not torch.is_grad_enabled() or x.dtype != torch.float32 or self.weight.dtype != torch.float32:
+    if not torch.is_grad_enabled() or x.dtype != torch.float32 or self.weight.dtype != torch.float32 \
+            or torch.is_autocast_enabled(x.device.type):
         return self.__class__.forward(self, x)
     rstd = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.variance_epsilon)
     return _ScaledNorm.apply(x, rstd, self.weight)

@@ -83,7 +83,7 @@ class _Lookup(torch.autograd.Function):
 
 
 def _active(param: torch.Tensor) -> bool:
-    return torch.is_grad_enabled() and param.requires_grad and not torch.is_autocast_enabled()
+    return torch.is_grad_enabled() and param.requires_grad and not torch.is_autocast_enabled(param.device.type)
 
 
 def _head_forward(self, hidden):

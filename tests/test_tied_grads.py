@@ -86,3 +86,19 @@ def test_an_untied_head_is_left_alone():
     model.get_output_embeddings = lambda: nn.Linear(4, 10, bias=False)
     assert not use_direct_tied_grads(model)
     assert not use_direct_tied_grads(None) and not use_direct_tied_grads(nn.Linear(2, 2))
+
+
+def test_under_autocast_transformers_forwards_run(models):
+    """Mixed precision casts inside the modules; the custom backwards (lean activations, direct tied
+    gradients) would meet bfloat16 gradients against float32 weights, so both step aside."""
+    ids, attn = _micro_batches()[0]
+    grads = []
+    for m in models:
+        m.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = m(input_ids=ids, attention_mask=attn, logits_to_keep=4).logits
+        assert out.dtype == torch.bfloat16
+        out.float().logsumexp(-1).sum().backward()
+        grads.append({n: p.grad for n, p in m.named_parameters()})
+    assert grads[0]["model.embed_tokens.weight"] is not None
+    assert all(torch.equal(grads[0][n], grads[1][n]) for n in grads[0])
