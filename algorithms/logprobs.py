@@ -19,7 +19,8 @@ __all__ = ["PickedLogProb", "token_logprobs"]
 
 class PickedLogProb(torch.autograd.Function):
     """``log softmax(logits[:, p] / T)[target[:, p]]`` for every position ``p`` but the last, whose
-    logits predict nothing; ``logits`` (N, P + 1, V), ``target`` (N, P)."""
+    logits predict nothing; ``logits`` (N, P + 1, V), ``target`` (N, P). Also returns the
+    normaliser ``logsumexp(logits[:, p] / T)`` (no gradient), which the entropy reuses."""
 
     @staticmethod
     def forward(ctx, logits: torch.Tensor, target: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -28,10 +29,11 @@ class PickedLogProb(torch.autograd.Function):
         lse = torch.logsumexp(scaled, dim=-1)
         ctx.save_for_backward(logits, target, lse)
         ctx.temperature = temperature
-        return scaled.gather(-1, target[..., None]).squeeze(-1) - lse
+        ctx.mark_non_differentiable(lse)
+        return scaled.gather(-1, target[..., None]).squeeze(-1) - lse, lse
 
     @staticmethod
-    def backward(ctx, grad: torch.Tensor):
+    def backward(ctx, grad: torch.Tensor, _grad_lse: torch.Tensor):
         logits, target, lse = ctx.saved_tensors
         t = ctx.temperature
         out = torch.empty_like(logits)
@@ -45,15 +47,14 @@ class PickedLogProb(torch.autograd.Function):
         return out, None, None
 
 
-def _entropy(logits: torch.Tensor, temperature: float, positions: int = 16) -> torch.Tensor:
-    """The entropy of ``softmax(logits / T)`` per position, a few positions at a time (no
-    gradient): two chunk-sized temporaries instead of two logits-sized ones."""
+def _entropy(logits: torch.Tensor, lse: torch.Tensor, temperature: float, positions: int = 16) -> torch.Tensor:
+    """The entropy of ``softmax(logits / T)`` per position given its normaliser ``lse``, a few
+    positions at a time (no gradient): two chunk-sized temporaries instead of two logits-sized ones."""
     parts = []
-    for chunk in torch.split(logits, positions, dim=1):
+    for chunk, norm in zip(torch.split(logits, positions, dim=1), torch.split(lse, positions, dim=1)):
         scaled = chunk / temperature
-        lse = torch.logsumexp(scaled, dim=-1)
-        p = (scaled - lse[..., None]).exp_()
-        parts.append(lse - torch.linalg.vecdot(p, scaled))
+        p = (scaled - norm[..., None]).exp_()
+        parts.append(norm - torch.linalg.vecdot(p, scaled))
     return torch.cat(parts, dim=1)
 
 
@@ -70,12 +71,12 @@ def token_logprobs(logits: torch.Tensor, input_ids: torch.Tensor, temperature: f
         raise ValueError("logits must cover positions start..T-1")
     if logits.dtype not in (torch.float32, torch.float64):  # half precision: the softmax in float32
         logits = logits.float()
-    picked = PickedLogProb.apply(logits, input_ids[:, start + 1:], float(temperature))
+    picked, lse = PickedLogProb.apply(logits, input_ids[:, start + 1:], float(temperature))
     out = torch.zeros(input_ids.shape, dtype=picked.dtype, device=picked.device)
     out[:, start + 1:] = picked
     if not entropy:
         return out
     with torch.no_grad():
         ent = torch.zeros(input_ids.shape, dtype=picked.dtype, device=picked.device)
-        ent[:, start + 1:] = _entropy(logits[:, :-1].detach(), float(temperature))
+        ent[:, start + 1:] = _entropy(logits[:, :-1].detach(), lse, float(temperature))
     return out, ent

@@ -38,8 +38,8 @@ import torch
 import solvergym  # noqa: F401  (registers the env ids)
 
 from ..agents.attention import use_gqa_attention
-from ..agents.lean_activations import use_lean_activations
 from ..agents.hf import HFAgent, SamplingConfig
+from ..agents.lean_activations import use_lean_activations
 from ..agents.models import cache_kwarg, load_model
 from ..agents.tied_grads import use_direct_tied_grads
 from ..agents.vllm import VLLMAgent
@@ -201,10 +201,13 @@ class Trainer:
 
     def reduce_sum(self, x: torch.Tensor) -> torch.Tensor:
         """Sum over every process (identity on one process)."""
-        return x if self.world == 1 else self.acc.reduce(x.to(self.acc.device), reduction="sum").cpu()
+        if self.world == 1:
+            return x
+        return self.acc.reduce(x.to(self.acc.device), reduction="sum").cpu()
 
     def _reseed_policy(self, seed: int) -> None:
-        """The sampler's own stream, from the config alone; a user's policy without ``reseed``: torch's global RNG."""
+        """The sampler's own stream, from the config alone (HF and vLLM alike); a policy without
+        ``reseed`` (one of the user's) gets torch's global RNG seeded instead."""
         if callable(getattr(self.policy, "reseed", None)):
             self.policy.reseed(seed)
         else:

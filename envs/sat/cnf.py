@@ -131,16 +131,6 @@ def clause_masks(clauses: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     """Per clause, the bit mask of its variables and of its negated variables (k <= 63): the
     clause is false on an assignment ``a`` exactly when ``a & mask == neg``. A literal written
     twice counts once; a clause holding ``x`` and ``-x`` is never false (``mask`` 0, ``neg`` 1)."""
-    widths = {len(c) for c in clauses}
-    if len(widths) == 1 and 0 not in widths:  # one width (every SATURN formula): array ops
-        lits = np.array(clauses, dtype=np.int64)
-        var = np.abs(lits)
-        if var.max() <= 63:  # beyond, the int64 conversion below raises, as it should
-            bits = np.int64(1) << (var - 1)
-            pos = np.bitwise_or.reduce(bits * (lits > 0), axis=1)
-            neg = np.bitwise_or.reduce(bits * (lits < 0), axis=1)
-            both = (pos & neg) != 0
-            return np.where(both, 0, pos | neg), np.where(both, 1, neg)
     masks, negs = [], []
     for c in clauses:
         pos = neg = 0

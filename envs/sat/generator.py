@@ -376,7 +376,7 @@ def _capped_pool(rng: np.random.Generator, n: int, k: int, cap: int):
     patterns = keys & ((1 << n) - 1)
     rows = np.empty((len(keys), n + 1), dtype=np.int64)
     rest = varmasks.copy()
-    for j in range(n):  # the mask's set bits, lowest first: each clause's variables in order
+    for j in range(n):  # the mask's set bits, lowest first (a per-row argsort costs 3-4x more)
         low = rest & -rest
         rows[:, j] = np.bitwise_count(low - 1)
         rest ^= low
