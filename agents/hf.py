@@ -20,6 +20,7 @@ import torch
 
 from ..envs.parsing import final_answer_block
 from .base import ChatPolicy
+from .decode_linears import decode_linears
 from .models import DEFAULT_MODEL, cache_kwarg, load_model
 
 __all__ = ["SamplingConfig", "Completion", "HFAgent", "DEFAULT_STOP", "StopChecker"]
@@ -126,8 +127,9 @@ class HFAgent(ChatPolicy):
         self.model.eval()
         out: list[Completion] = []
         try:
-            for start in range(0, len(rows), self.batch_size):
-                out += self._generate_batch(rows[start:start + self.batch_size], sp)
+            with decode_linears(self.model):  # a decode step's few rows: weight-first on the CPU
+                for start in range(0, len(rows), self.batch_size):
+                    out += self._generate_batch(rows[start:start + self.batch_size], sp)
         finally:
             self.model.train(was_training)
         return out
