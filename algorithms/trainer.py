@@ -48,6 +48,7 @@ from .advantages import (grpo_advantages, grpo_step_advantages, group_mean_basel
 from .checkpoints import MetricsLog, latest_checkpoint, read_checkpoint, write_checkpoint
 from .config import TrainConfig
 from .dapo import filter_groups, overlong_penalty
+from .heap import retain_freed_memory
 from .kl import KL_CLAMP, kl_estimate, kl_means, warn_if_clamp_hides
 from .logprobs import token_logprobs
 from .losses import aggregate, clipped_surrogate, masked_mean, sequence_clipped_surrogate
@@ -127,6 +128,8 @@ class Trainer:
                 mp = "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "no"
             accelerator = Accelerator(cpu=not torch.cuda.is_available(), mixed_precision=mp)
         self.acc = accelerator
+        if cfg.retain_freed_memory and self.acc.device.type == "cpu":
+            retain_freed_memory()  # the next step reuses the pages this one frees (heap.py)
         self.rank, self.world = self.acc.process_index, self.acc.num_processes
         if cfg.prompts_per_step % self.world:
             raise ValueError(f"prompts_per_step={cfg.prompts_per_step} must be divisible by {self.world} processes")
