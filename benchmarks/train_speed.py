@@ -1,6 +1,6 @@
 """Training speed and memory: solvergym's trainer vs TRL's GRPOTrainer on the same workload.
 
-    python benchmarks/train_speed.py [--prompts 2 --group 4 --tokens 64 --steps 3 --warmup 1]
+    python benchmarks/train_speed.py [--prompts 2 --group 4 --tokens 64 --steps 3 --warmup 1] [--rounds 3 --gc-only]
     python benchmarks/train_speed.py --steps 2 --baseline REV [--rounds 2]
 
 For each preset (grpo, dapo, reinforce_pp) one iteration of solvergym's trainer (rollout of
@@ -11,7 +11,10 @@ so the work is equal; prompts are the same SATURN prompts. solvergym runs its de
 of 4 sequences (gradient accumulation inside the optimizer step: the same optimizer batch), TRL
 its one forward over the whole batch. Reported per run: seconds per optimizer
 step (median over ``--steps`` after ``--warmup``), policy tokens/s and peak RSS; the ratio
-ours/TRL is computed in the same run. TRL is an optional dependency (``pip install trl``); TRL runs
+ours/TRL is computed in the same run. With ``--rounds N`` every side runs N times, in alternating
+order (ours first in odd rounds, last in even ones), and each side's best round is compared (a slow
+spell of a shared machine then hits both sides; the JSON keeps each round's own ratio too);
+``--gc-only`` runs only ours as shipped and TRL with checkpointing. TRL is an optional dependency (``pip install trl``); TRL runs
 are skipped with a note when it is missing.
 
 TRL configurations (the mapping is printed too): grpo -> ``loss_type="grpo"``, beta 1e-3, eps 0.2;
@@ -175,7 +178,12 @@ def main(argv=None) -> int:
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--out", type=Path, default=HERE.parent / "results")
     p.add_argument("--baseline", metavar="REV", help="measure this tree against the git revision REV instead")
-    p.add_argument("--rounds", type=int, default=2, help="with --baseline: rounds, each side once per preset")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="rounds, each side once per preset and round, in alternating order; each side's best round "
+                        "is reported (default: 2 with --baseline, else 1)")
+    p.add_argument("--gc-only", action="store_true",
+                   help="against TRL: only ours as shipped and TRL with gradient checkpointing (no unshared, no TRL "
+                        "without GC)")
     p.add_argument("--worker", choices=["ours", "trl"], help=argparse.SUPPRESS)
     p.add_argument("--quick", action="store_true",
                    help="grpo only, 2 prompts x 2, 16 tokens, 1 step, no warm-up (a smoke run)")
@@ -190,6 +198,7 @@ def main(argv=None) -> int:
         print(json.dumps(res))
         return 0
     if a.baseline:
+        a.rounds = a.rounds or 2
         return compare(a)
 
     try:
@@ -198,24 +207,51 @@ def main(argv=None) -> int:
     except ImportError:
         have_trl = False
 
+    # (side, worker kind, gradient checkpointing, shared prefix)
+    sides = [("ours", "ours", False, True), ("plain", "ours", False, False), ("trl_gc", "trl", True, True),
+             ("trl", "trl", False, True)]
+    if a.gc_only:
+        sides = [x for x in sides if x[0] in ("ours", "trl_gc")]
+    if not have_trl:
+        sides = [x for x in sides if x[1] == "ours"]
+    rounds = a.rounds or 1
+    runs: dict[tuple[str, str], list[dict]] = {}
+    for r in range(rounds):
+        for preset in a.presets:
+            a.preset = preset
+            for side, kind, gc, share in (sides if r % 2 == 0 else sides[::-1]):
+                res = run_worker(kind, a, gc=gc, share=share)
+                runs.setdefault((preset, side), []).append(res)
+                if rounds > 1:
+                    took = f"{res['step_s']:.2f} s/step" if res.get("step_s") else res.get("error")
+                    print(f"round {r + 1}/{rounds} {preset} {side}: {took}", file=sys.stderr)
+
+    def best(preset: str, side: str) -> dict:
+        """The side's best round (shortest step; its memory and tokens/s with it), or its error."""
+        done = [x for x in runs.get((preset, side), []) if x.get("step_s")]
+        if not done:
+            errors = [x.get("error") for x in runs.get((preset, side), [])]
+            return {"error": errors[0] if errors else None}
+        return min(done, key=lambda x: x["step_s"])
+
     rows = []
     for preset in a.presets:
-        a.preset = preset
-        ours = run_worker("ours", a, gc=False)
-        plain = run_worker("ours", a, gc=False, share=False)
+        ours, plain = best(preset, "ours"), best(preset, "plain")
         row = {"preset": preset, "ours_step_s": ours.get("step_s"), "ours_tok_s": ours.get("tokens_per_s"),
                "ours_peak_gib": ours.get("peak_gib"), "ours_rollout_s": ours.get("rollout_s"),
                "ours_error": ours.get("error"), "plain_step_s": plain.get("step_s"),
                "plain_peak_gib": plain.get("peak_gib"), "plain_error": plain.get("error")}
-        for gc in (True, False) if have_trl else ():
-            trl_res = run_worker("trl", a, gc=gc)
-            tag = "trl_gc" if gc else "trl"
+        for tag in [x[0] for x in sides if x[1] == "trl"]:
+            trl_res = best(preset, tag)
             row.update({f"{tag}_step_s": trl_res.get("step_s"), f"{tag}_peak_gib": trl_res.get("peak_gib"),
                         f"{tag}_error": trl_res.get("error")})
             if trl_res.get("step_s") and ours.get("step_s"):
                 row[f"ratio_vs_{tag}"] = ours["step_s"] / trl_res["step_s"]
             if trl_res.get("step_s") and plain.get("step_s"):
                 row[f"plain_ratio_vs_{tag}"] = plain["step_s"] / trl_res["step_s"]
+        if rounds > 1:  # each round's own ratio: how far the noise moves it
+            row["round_ratios_vs_trl_gc"] = [o["step_s"] / t["step_s"] for o, t in zip(
+                runs.get((preset, "ours"), []), runs.get((preset, "trl_gc"), [])) if o.get("step_s") and t.get("step_s")]
         rows.append(row)
         print(json.dumps(row), flush=True)
 
@@ -239,7 +275,7 @@ def main(argv=None) -> int:
         print("\nTRL is not installed (pip install trl): only solvergym was measured.")
     a.out.mkdir(parents=True, exist_ok=True)
     result = {"workload": {"env": "SolverSAT-v0", "prompts": a.prompts, "group": a.group, "tokens": a.tokens,
-                           "steps": a.steps, "warmup": a.warmup}, "trl_settings": TRL_SETTINGS,
+                           "steps": a.steps, "warmup": a.warmup, "rounds": rounds}, "trl_settings": TRL_SETTINGS,
               "machine": {"python": platform.python_version(), "cpus": os.cpu_count()}, "rows": rows}
     (a.out / "train_speed.json").write_text(json.dumps(result, indent=2) + "\n")
     print(f"\nwrote {a.out / 'train_speed.json'}")
