@@ -198,6 +198,7 @@ def anonymous_chunks() -> list[int]:
     return out
 
 
+MADV_POPULATE_READ = 22  # Linux 5.14: map pages readable, as a read of each would
 MADV_POPULATE_WRITE = 23  # Linux 5.14: fault pages in writable, as a write to each would (no byte changes)
 PAGE = os.sysconf("SC_PAGE_SIZE")
 _EXCLUSIVE, _PRESENT = 1 << 56, 1 << 63  # /proc/PID/pagemap: mapped by this process alone; in memory
@@ -215,11 +216,35 @@ def private_writable_regions() -> list[tuple[int, int]]:
     return out
 
 
+def file_regions() -> list[tuple[int, int]]:
+    """``(start, end)`` of this process's readable mappings of files (code and read-only data of
+    the interpreter and the libraries); a fork gets no page-table entries for them, so a child
+    maps each page it reads on first touch."""
+    out = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) > 5 and parts[5].startswith("/") and parts[1][0] == "r" and parts[1][1] != "w":
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                out.append((lo, hi))
+    return out
+
+
 def written_ranges(regions: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """``(address, length)`` runs of pages in ``regions`` this process holds alone (``pagemap``:
     present and exclusively mapped): in a fork, the pages it has written (copied on write) or
     touched first since."""
-    out: list[tuple[int, int]] = []
+    return _page_runs(regions, _PRESENT | _EXCLUSIVE)
+
+
+def mapped_ranges(regions: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``(address, length)`` runs of pages in ``regions`` this process has mapped (``pagemap``:
+    present): in a fork, for the :func:`file_regions`, the pages it has read since."""
+    return _page_runs(regions, _PRESENT)
+
+
+def _page_runs(regions: list[tuple[int, int]], flags: int) -> list[tuple[int, int]]:
+    out: list[list[int]] = []
     with open("/proc/self/pagemap", "rb") as f:
         for lo, hi in regions:
             f.seek(lo // PAGE * 8)
@@ -227,7 +252,7 @@ def written_ranges(regions: list[tuple[int, int]]) -> list[tuple[int, int]]:
             run = None
             for k, e in enumerate(entries):
                 addr = lo + k * PAGE
-                if e & _PRESENT and e & _EXCLUSIVE:
+                if (e & flags) == flags:
                     if run is not None and run[0] + run[1] == addr:
                         run[1] += PAGE
                     else:
@@ -241,6 +266,14 @@ def populate_write(ranges: list[tuple[int, int]]) -> None:
     page shared with the zygote makes, made before the program that would write it arrives."""
     for addr, length in ranges:
         libc.madvise(addr, length, MADV_POPULATE_WRITE)  # refused (an old kernel): the program pays
+
+
+def populate_read(ranges: list[tuple[int, int]]) -> None:
+    """Map ``ranges`` of file pages now (``MADV_POPULATE_READ``): the page-table entries a first
+    read of each would make, a fault apiece (~2 us here), made in one call before the program that
+    would read them arrives."""
+    for addr, length in ranges:
+        libc.madvise(addr, length, MADV_POPULATE_READ)
 
 
 def collapse(address: int) -> bool:

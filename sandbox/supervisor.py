@@ -123,6 +123,7 @@ class Server:
             "python": sys.version.split()[0],
             "threads": hello.get("threads"),
             "huge_page_chunks": hello.get("huge_page_chunks"),
+            "prefault_pages": hello.get("prefault_pages"),
         })
 
     # -- serving ----------------------------------------------------------------------------

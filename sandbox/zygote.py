@@ -85,8 +85,9 @@ class Zygote:
         self.seccomp = None
         self.capture = None
         self.huge: list[int] = []  # the image's 2 MiB chunks still to back with huge pages
-        #: library -> the pages of the image its probe wrote (:data:`PROBES`), faulted in ahead
-        self.prefault: dict[str, list[tuple[int, int]]] = {}
+        #: library -> the pages of the image its probe wrote ("write": copied ahead) and the file
+        #: pages it read ("read": mapped ahead) (:data:`PROBES`)
+        self.prefault: dict[str, dict[str, list[tuple[int, int]]]] = {}
 
     def prepare(self) -> dict:
         """Import and warm the solvers, install the capture, freeze the heap: what every child
@@ -111,19 +112,22 @@ class Zygote:
         gc.freeze()  # children do not touch the shared pages when they collect
         self.prefault = {lib: self._probe(code) for lib, code in PROBES.items()}
         self.huge = linux.anonymous_chunks()
-        return {"import_ms": import_ms, "instrumentation": install, "threads": threads,
+        pages = {lib: {k: sum(n for _, n in r) // linux.PAGE for k, r in p.items()} for lib, p in self.prefault.items()}
+        return {"import_ms": import_ms, "instrumentation": install, "threads": threads, "prefault_pages": pages,
                 "seccomp": self.seccomp is not None, "rss_kb": _status_kb("VmRSS"),
                 "vms_kb": _status_kb("VmSize"), "huge_page_chunks": len(self.huge)}
 
-    def _probe(self, code: str) -> list[tuple[int, int]]:
+    def _probe(self, code: str) -> dict[str, list[tuple[int, int]]]:
         """The pages of the image a child running ``code`` (through the capture, its record
-        serialised) writes: run once, in a child forked now and thrown away; empty when it fails."""
+        serialised) writes ("write") and the file pages it reads ("read": code and read-only data,
+        which a fork does not map): run once, in a child forked now and thrown away; empty when
+        it fails."""
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:
             try:
                 os.close(r)
-                regions = linux.private_writable_regions()
+                regions, files = linux.private_writable_regions(), linux.file_regions()
                 null = os.open(os.devnull, os.O_WRONLY)
                 os.dup2(null, 1)
                 os.dup2(null, 2)
@@ -133,7 +137,8 @@ class Zygote:
                     self.capture.report()
 
                 self.capture.rehearse("/nonexistent", run)
-                linux.write_all(w, json.dumps(linux.written_ranges(regions)).encode())
+                linux.write_all(w, json.dumps({"write": linux.written_ranges(regions),
+                                                "read": linux.mapped_ranges(files)}).encode())
             finally:
                 os._exit(0)
         os.close(w)
@@ -143,9 +148,9 @@ class Zygote:
         os.close(r)
         os.waitpid(pid, 0)
         try:
-            return [(int(a), int(n)) for a, n in json.loads(data)]
-        except (ValueError, TypeError):
-            return []
+            return {k: [(int(a), int(n)) for a, n in v] for k, v in json.loads(data).items() if k in ("write", "read")}
+        except (ValueError, TypeError, AttributeError):
+            return {}
 
     def serve(self) -> None:
         """Answer the server until it goes away (then exit), and tell it, unasked, when a
@@ -291,9 +296,10 @@ class Zygote:
         from the clean image."""
         if not libraries:
             return
-        for lib in libraries:  # the page copies alone (z3, pysmt): no code runs, no state changes
+        for lib in libraries:  # the page copies and mappings alone (z3, pysmt): no code runs, no state changes
             if lib in self.prefault and not select.select([ctl], [], [], 0)[0]:
-                linux.populate_write(self.prefault[lib])
+                linux.populate_write(self.prefault[lib].get("write", ()))
+                linux.populate_read(self.prefault[lib].get("read", ()))
         if not any(lib in REHEARSALS for lib in libraries):
             return
         saved = os.dup(1), os.dup(2)

@@ -248,6 +248,26 @@ def test_huge_page_chunks_are_reported(pool):
     assert pool._servers[0].hello["huge_page_chunks"] > 10
 
 
+def test_the_probes_note_the_pages_they_write_and_the_file_pages_they_read(pool):
+    # what a waiting child asked to rehearse z3 or pysmt copies and maps ahead (zygote._rehearse)
+    pages = pool._servers[0].hello["prefault_pages"]
+    for lib in ("z3", "pysmt"):
+        assert pages[lib]["write"] > 50 and pages[lib]["read"] > 500, pages
+
+
+def test_rehearsal_maps_the_file_pages_a_z3_program_reads(pool):
+    # Past the page copies, a rehearsed z3 program's first solve still mapped the code and
+    # read-only data it read (a fork maps none of a file's pages), one fault each: the probe's
+    # read pages, mapped ahead, leave it a fraction of those. A count, not a time.
+    code = FAULTS.format(solve=PROGRAMS["z3"])
+    cold = pool.run("pass", LIMITS)
+    time.sleep(0.5)
+    cold = pool.run(code, LIMITS)
+    warm = _rehearsed(pool, code)
+    n_cold, n_warm = (int(r.stdout.split()[-1]) for r in (cold, warm))
+    assert n_warm < 0.15 * n_cold, (n_cold, n_warm)  # ~5%; ~25% with the page copies alone
+
+
 def test_the_latency_profile_accounts_for_the_run_and_changes_nothing(pool):
     """``SandboxPool.profile`` (``benchmarks/sandbox.py --profile``): the phases of one program's
     latency, measured on one clock in both processes; the result is the program's own."""
