@@ -13,8 +13,9 @@ program's output would too.
 
 z3 and pysmt get the part of a rehearsal that changes no state instead (:data:`PROBES`): at
 start-up the zygote runs each probe once in a throwaway child and notes which pages of the image
-it wrote; a waiting child asked to rehearse the library faults those pages in writable
-(``linux.populate_write``: the copy-on-write copies, no byte changed) and runs nothing.
+it wrote and which file pages it read; a waiting child asked to rehearse the library faults the
+first in writable (``linux.populate_write``: the copy-on-write copies, no byte changed) and maps
+the second (``linux.populate_read``), and runs nothing.
 
 Text only (the models are executed in the child, never imported here).
 """
