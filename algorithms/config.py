@@ -156,7 +156,7 @@ class TrainConfig:
         "SmolLM2-135M); the same gradient to rounding (agents/tied_grads.py).")})
     retain_freed_memory: bool = field(default=True, metadata={"group": "optimisation", "help": (
         "On the CPU, have glibc serve every allocation from its main heap and keep what a step frees for "
-        "the next one instead of unmapping it: ~440,000 -> ~150,000 page faults per step of the "
+        "the next one instead of unmapping it: ~440,000 -> 4,000-10,000 page faults per step of the "
         "benchmarked GRPO workload, each ~2.8 us on the test machine. Process-wide, from the trainer's "
         "start on: the resident memory no longer shrinks after its peak (algorithms/heap.py).")})
     lora: bool = field(default=False, metadata={"group": "optimisation", "help": (

@@ -7,15 +7,16 @@ land on pages the kernel has to fault in and zero again: ~440,000 page faults pe
 benchmarked GRPO workload (2 prompts x 4 samples x 64 tokens), and on this VM a fault with its
 zeroing costs ~2.8 us (a 1 GiB ``memset`` of fresh pages: 0.75 s; of faulted ones: 0.04 s), i.e.
 over a second of each step. Here the process's allocations all come from glibc's main heap
-(``M_MMAP_MAX`` 0, one arena) and the heap is trimmed only past 2 GiB free at its top (``M_TRIM_THRESHOLD``), so a step
-reuses the pages the last one freed: 440,000 -> ~120,000-200,000 faults per step. The peak resident
-memory is what the step needs either way (the same 4.2 GiB measured), but the process no longer
-shrinks after it: what it once held stays resident until it exits, as PyTorch's CUDA caching
-allocator does with GPU memory.
+(``M_MMAP_MAX`` 0, one arena) and the heap is trimmed only past 2 GiB free at its top
+(``M_TRIM_THRESHOLD``), so a step reuses the pages the last one freed: 440,000 faults per step
+-> 175,000 in the second step and 4,000-10,000 from the third on (the heap settles at 2.9 GiB,
+1.75 GiB of it free). The peak resident memory is what the step needs either way (the same
+4.2 GiB measured), but the process no longer shrinks after it: what it once held stays resident
+until it exits, as PyTorch's CUDA caching allocator does with GPU memory.
 
 It changes glibc's behaviour for the whole process, from the call on: the trainer makes it only on
 the CPU and only when ``TrainConfig.retain_freed_memory`` is on (the default). Elsewhere (another C
-library, ``mallopt`` missing) it does nothing and says so.
+library, ``mallopt`` missing) it does nothing and returns ``False``.
 """
 from __future__ import annotations
 
