@@ -31,13 +31,14 @@ MAX_ROWS = 32
 
 @contextlib.contextmanager
 def decode_linears(model: Any) -> Iterator[None]:
-    """Within the block, every ``nn.Linear`` of ``model`` on the CPU computes a call of at most
+    """Within the block, every plain ``nn.Linear`` of ``model`` on the CPU computes a call of at most
     :data:`MAX_ROWS` rows without autograd as ``(W @ x.T).T`` (+ bias); on leaving it, each
     module's forward is what it was (an instance's own forward included)."""
     patched: list[tuple[nn.Linear, Any]] = []
     try:
         for module in model.modules() if isinstance(model, nn.Module) else ():
-            if isinstance(module, nn.Linear) and module.weight.device.type == "cpu":
+            # exactly nn.Linear: a subclass (a quantised layer, say) computes something else
+            if type(module) is nn.Linear and module.weight.device.type == "cpu":
                 own = module.__dict__.get("forward")
                 patched.append((module, own))
                 module.forward = _weight_first(module, own or type(module).forward.__get__(module))

@@ -52,6 +52,18 @@ def test_other_calls_run_the_modules_own_forward():
         lin.float()
 
 
+def test_a_subclass_of_linear_keeps_its_own_forward():
+    class Doubled(nn.Linear):  # stands for a quantised layer: its weight is not what it multiplies by
+        def forward(self, x):
+            return 2 * super().forward(x)
+
+    model = nn.Sequential(Doubled(8, 4))
+    x = torch.randn(2, 8)
+    with torch.no_grad(), decode_linears(model):
+        assert "forward" not in model[0].__dict__
+        torch.testing.assert_close(model(x), 2 * F.linear(x, model[0].weight, model[0].bias))
+
+
 def test_forwards_are_restored_including_an_instance_forward():
     emb = nn.Embedding(100, 16)
     head = nn.Linear(16, 100, bias=False)
