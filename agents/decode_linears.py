@@ -6,10 +6,12 @@ the model, so it is bound by reading the weights (540 MB a step for the embedded
 reads the weight at a fraction of the memory's bandwidth; ``W @ x.T``, the same products,
 streams each weight row once. On this 2-core machine, 8 rows through the tied head
 (49,152 x 576): 15.6 -> 7.2 ms; through the 30 layers' projections: 39.6 -> 32.9 ms; a rollout
-of 2 prompts x 4 samples x 64 tokens: 7.3-7.8 -> 6.5-6.9 s, the same tokens drawn
-(``benchmarks/train_speed.py`` measures the whole step).
+of 2 prompts x 4 samples x 64 tokens: 7.0 -> 6.1 s (``benchmarks/train_speed.py`` measures the
+whole step).
 
-The values are the same products summed in another order: equal to rounding, not bit for bit.
+The values are the same products summed in another order: equal to rounding, not bit for bit, so
+a sampled token can differ where rounding moves it across a draw (6 of 8 such samples were the
+same as before).
 Only the decode steps take this path (the prefill and the training forwards keep ``F.linear``,
 whose many rows make sgemm compute-bound), only on the CPU, without autograd, and for at most
 :data:`MAX_ROWS` rows; anything else (a module's own forward, such as the direct tied head's,

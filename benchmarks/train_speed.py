@@ -1,6 +1,7 @@
 """Training speed and memory: solvergym's trainer vs TRL's GRPOTrainer on the same workload.
 
-    python benchmarks/train_speed.py [--prompts 2 --group 4 --tokens 64 --steps 3 --warmup 1] [--rounds 3 --gc-only]
+    python benchmarks/train_speed.py [--prompts 2 --group 4 --tokens 64 --steps 3 --warmup 1]
+                                     [--rounds 3 --gc-only]
     python benchmarks/train_speed.py --steps 2 --baseline REV [--rounds 2]
 
 For each preset (grpo, dapo, reinforce_pp) one iteration of solvergym's trainer (rollout of
@@ -14,8 +15,8 @@ step (median over ``--steps`` after ``--warmup``), policy tokens/s and peak RSS;
 ours/TRL is computed in the same run. With ``--rounds N`` every side runs N times, in alternating
 order (ours first in odd rounds, last in even ones), and each side's best round is compared (a slow
 spell of a shared machine then hits both sides; the JSON keeps each round's own ratio too);
-``--gc-only`` runs only ours as shipped and TRL with checkpointing. TRL is an optional dependency (``pip install trl``); TRL runs
-are skipped with a note when it is missing.
+``--gc-only`` runs only ours as shipped and TRL with checkpointing. TRL is an optional dependency
+(``pip install trl``); TRL runs are skipped with a note when it is missing.
 
 TRL configurations (the mapping is printed too): grpo -> ``loss_type="grpo"``, beta 1e-3, eps 0.2;
 dapo -> ``loss_type="dapo"``, beta 0, eps 0.2/0.28 (TRL has no dynamic sampling; ours runs

@@ -264,16 +264,19 @@ def _page_runs(regions: list[tuple[int, int]], flags: int) -> list[tuple[int, in
 def populate_write(ranges: list[tuple[int, int]]) -> None:
     """Fault ``ranges`` in writable now (``MADV_POPULATE_WRITE``): the copies a first write to a
     page shared with the zygote makes, made before the program that would write it arrives."""
-    for addr, length in ranges:
-        libc.madvise(addr, length, MADV_POPULATE_WRITE)  # refused (an old kernel): the program pays
+    _advise(ranges, MADV_POPULATE_WRITE)
 
 
 def populate_read(ranges: list[tuple[int, int]]) -> None:
     """Map ``ranges`` of file pages now (``MADV_POPULATE_READ``): the page-table entries a first
-    read of each would make, a fault apiece (~2 us here), made in one call before the program that
-    would read them arrives."""
+    read of each would make, a fault apiece (~2 us here), made before the program that would read
+    them arrives."""
+    _advise(ranges, MADV_POPULATE_READ)
+
+
+def _advise(ranges: list[tuple[int, int]], advice: int) -> None:
     for addr, length in ranges:
-        libc.madvise(addr, length, MADV_POPULATE_READ)
+        libc.madvise(addr, length, advice)  # refused (an old kernel): the program pays
 
 
 def collapse(address: int) -> bool:
