@@ -12,7 +12,11 @@ over a second of each step. Here the process's allocations all come from glibc's
 -> 175,000 in the second step and 4,000-10,000 from the third on (the heap settles at 2.9 GiB,
 1.75 GiB of it free). The peak resident memory is what the step needs either way (the same
 4.2 GiB measured), but the process no longer shrinks after it: what it once held stays resident
-until it exits, as PyTorch's CUDA caching allocator does with GPU memory.
+until it exits, as PyTorch's CUDA caching allocator does with GPU memory. The heap also holds
+more than the step's live tensors: torch asks for 64-byte-aligned blocks, and glibc serves such a
+request only from a free block ~80 bytes larger than it, so a block freed by one allocation can be
+too short for the same allocation next time, until neighbours coalesce (a 64 MiB tensor freed and
+made again grows the heap by 1-7 such blocks before it settles, ``tests/test_heap.py``).
 
 It changes glibc's behaviour for the whole process, from the call on: the trainer makes it only on
 the CPU and only when ``TrainConfig.retain_freed_memory`` is on (the default). Elsewhere (another C
