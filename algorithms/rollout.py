@@ -20,6 +20,7 @@ truncation) for shaping and metrics.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -47,6 +48,8 @@ class Episode:
     errors: int = 0
     info: dict[str, Any] = field(default_factory=dict)
     instance_id: str = ""
+    #: seconds this episode spent in its env's ``step`` (parsing, verification, reward, solver tools)
+    env_s: float = 0.0
 
     @property
     def reward(self) -> float:
@@ -226,7 +229,9 @@ def rollout(
             ep.turn_tokens.append(len(toks))
             ep.turn_clipped.append(c.finish_reason == "length" or len(c.token_ids) > room)
             env = envs[i]
+            t = time.perf_counter()
             obs, reward, terminated, truncated, info = env.step(c.text)
+            ep.env_s += time.perf_counter() - t
             ep.turns += 1
             ep.step_rewards.append((len(ep.token_ids) - 1, float(reward)))
             # as computed (reward_weights may pay a component less, or nothing: it is still logged)

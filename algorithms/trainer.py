@@ -55,6 +55,7 @@ from .losses import aggregate, clipped_surrogate, masked_mean, sequence_clipped_
 from .partial_kl import partial_kl_mask
 from .rollout import RolloutBatch, clipped_ratio, collate, rollout
 from .schedules import Schedule, make_schedule
+from .timing import PhaseTimes
 
 __all__ = ["Trainer", "token_logprobs", "policy_loss", "LossInputs"]
 
@@ -173,6 +174,7 @@ class Trainer:
         self.policy = self._make_policy(HFAgent)
         self.step = 0
         self.data_pos = 0  # global groups consumed so far (the data position)
+        self.times = PhaseTimes()  # the current step's seconds per phase (timing.py)
         self.out = Path(cfg.out_dir)
         self.metrics = MetricsLog(self.out, self.acc.is_main_process)
         if cfg.resume:
@@ -241,9 +243,13 @@ class Trainer:
                 drawn = instances if instances is not None else self.schedule.draw(self.data_pos, cfg.prompts_per_step)
                 seeds = [self._seed(1, base + i) for i in range(self.local_groups)]
                 self._reseed_policy(self._seed(2, self.step, r, self.rank))
+                t = time.perf_counter()
                 eps = rollout(None, self.policy, seeds, group_size=cfg.group_size, sampling=self.sampling,
                               max_total_tokens=cfg.max_total_tokens, envs=self.envs,
                               instances=self._local(drawn))
+                env_s = sum(ep.env_s for ep in eps)
+                self.times.add("env", env_s)
+                self.times.add("generate", time.perf_counter() - t - env_s)
                 self._shape_rewards(eps)
                 generated += eps
                 kept += (filter_groups(eps, cfg.group_size, cfg.filter_groups_metric, dropped)
@@ -317,6 +323,7 @@ class Trainer:
             "reward": rewards.mean().item(),
             "reward_std": rewards.std().item() if len(eps) > 1 else 0.0,
             "accuracy": float(np.mean([bool(e.info.get("correct", False)) for e in eps])),
+            "prompt_length": float(np.mean([e.prompt_len for e in eps])),
             "response_length": float(np.mean([e.policy_tokens for e in eps])),
             "turns": float(np.mean([e.turns for e in eps])),
             "truncation_rate": float(np.mean([e.truncated for e in eps])),
@@ -387,11 +394,11 @@ class Trainer:
 
     def _ref_logprobs(self, batch: RolloutBatch):
         if self.cfg.kl_coef <= 0:
-            return None
-        if self.ref is not None:
-            return self._forward_logprobs(self.ref, batch)[0]
-        with self.unwrapped.disable_adapter():  # LoRA: the base model is the reference
-            return self._forward_logprobs(self.model, batch)[0]
+            return None  # not run, so not timed: time/ref_s is 0.0
+        # LoRA: the reference is the base model, adapters disabled
+        base = self.unwrapped.disable_adapter() if self.ref is None else contextlib.nullcontext()
+        with self.times("ref"), base:
+            return self._forward_logprobs(self.ref if self.ref is not None else self.model, batch)[0]
 
     def advantages(self, batch: RolloutBatch, old_logp: torch.Tensor, ref_logp: torch.Tensor | None,
                    kl_mask: torch.Tensor) -> torch.Tensor:
@@ -441,7 +448,8 @@ class Trainer:
         # kernels) or bf16 training recompute them once, before any update, as verl and TRL do.
         self.model.eval()
         if self._recompute_old():
-            old_logp, entropy = self._forward_logprobs(self.model, batch, entropy=True)
+            with self.times("old_logprobs"):
+                old_logp, entropy = self._forward_logprobs(self.model, batch, entropy=True)
         else:
             old_logp, entropy = batch.old_logprobs.clone(), torch.zeros(batch.input_ids.shape)
         ref_logp = self._ref_logprobs(batch)
@@ -467,25 +475,29 @@ class Trainer:
                 for j, mb in enumerate(micro):
                     sync = contextlib.nullcontext() if j == len(micro) - 1 else self.acc.no_sync(self.model)
                     with sync:
-                        ids = batch.input_ids[mb].to(self.acc.device)
-                        attn = batch.attention_mask[mb].to(self.acc.device)
-                        logits, start = self._logits(self.model, ids, attn, batch.loss_mask[mb], batch.group[mb])
-                        logp, ent = token_logprobs(logits, ids, cfg.temperature, start, entropy=True)
-                        if first_pass:
-                            entropy[mb] = ent.float().cpu()
-                        dev = self.acc.device
-                        inp = LossInputs(old_logp[mb].to(dev), adv[mb].to(dev), batch.loss_mask[mb].to(dev),
-                                         None if ref_logp is None else ref_logp[mb].to(dev), kl_mask[mb].to(dev))
-                        loss, st = policy_loss(logp, inp, cfg, norm)
+                        with self.times("forward"):
+                            ids = batch.input_ids[mb].to(self.acc.device)
+                            attn = batch.attention_mask[mb].to(self.acc.device)
+                            logits, start = self._logits(self.model, ids, attn, batch.loss_mask[mb], batch.group[mb])
+                            logp, ent = token_logprobs(logits, ids, cfg.temperature, start, entropy=True)
+                            if first_pass:
+                                entropy[mb] = ent.float().cpu()
+                            dev = self.acc.device
+                            inp = LossInputs(old_logp[mb].to(dev), adv[mb].to(dev), batch.loss_mask[mb].to(dev),
+                                             None if ref_logp is None else ref_logp[mb].to(dev), kl_mask[mb].to(dev))
+                            loss, st = policy_loss(logp, inp, cfg, norm)
                         # DDP averages gradients over processes; the aggregate is a global sum.
-                        self.acc.backward(loss * self.world)
-                        total += loss.item()
+                        with self.times("backward"):
+                            self.acc.backward(loss * self.world)
+                            total += loss.item()
                         for k in ("clip_frac", "kl", "kl_unclamped"):
                             stats[k] += [st[k]] if k in st else []
-                gn = self.acc.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm) if cfg.max_grad_norm else None
-                self.optimizer.step()
-                self.scheduler.step()
-                self.optimizer.zero_grad(set_to_none=True)
+                with self.times("optimizer"):
+                    gn = (self.acc.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
+                          if cfg.max_grad_norm else None)
+                    self.optimizer.step()
+                    self.scheduler.step()
+                    self.optimizer.zero_grad(set_to_none=True)
                 stats["loss"].append(float(self.reduce_sum(torch.tensor([total])).item()))
                 if gn is not None:
                     stats["grad_norm"].append(float(gn))
@@ -504,6 +516,7 @@ class Trainer:
         """One iteration on ``instances`` (one per group; ``None``: each rollout round draws from
         the schedule or the env), logged as one row of metrics."""
         t0 = time.perf_counter()
+        self.times = PhaseTimes()
         before = self.schedule.before_step(self)
         batch, stats = self.collect(instances)
         stats.update(before)
@@ -513,7 +526,7 @@ class Trainer:
         else:
             warnings.warn("no trainable groups this step; the optimizer step is skipped", RuntimeWarning, stacklevel=2)
         t2 = time.perf_counter()
-        stats.update(step=self.step, rollout_s=t1 - t0, update_s=t2 - t1, step_s=t2 - t0)
+        stats.update(step=self.step, rollout_s=t1 - t0, update_s=t2 - t1, step_s=t2 - t0, **self.times.stats())
         self.step += 1
         stats.update(self.schedule.after_step(self))
         if "policy_tokens" in stats:

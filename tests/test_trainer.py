@@ -6,6 +6,7 @@ import pickle
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import gymnasium as gym
@@ -19,6 +20,7 @@ from solvergym.agents.scripted import oracle_action
 from solvergym.algorithms.config import make_config  # noqa: E402
 from solvergym.algorithms.plots import plot_run  # noqa: E402
 from solvergym.algorithms.rollout import collate  # noqa: E402
+from solvergym.algorithms.timing import PHASES, PhaseTimes  # noqa: E402
 from solvergym.algorithms.trainer import LossInputs, Trainer, policy_loss, token_logprobs  # noqa: E402
 from solvergym.envs.logic_steps.problem import format_answer  # noqa: E402
 
@@ -68,9 +70,44 @@ def test_each_preset_trains_on_policy_tokens_only(algo, tmp_path):
     before = snapshot(model)
     stats = trainer.update(batch)
     assert all(torch.isfinite(torch.tensor(v)) for v in stats.values())
+    # the reference forward is timed when it runs, and only then (DAPO: beta 0)
+    assert (trainer.times.seconds["ref"] > 0) == (trainer.cfg.kl_coef > 0)
     assert stats["grad_norm"] > 0
     changed = [k for k, v in snapshot(trainer.unwrapped).items() if not torch.equal(v, before[k])]
     assert len(changed) > 10
+
+
+class SlowStep(gym.Wrapper):
+    """An env whose every step takes at least ``DELAY`` seconds (a lower bound: no timing flake)."""
+    DELAY = 0.05
+
+    def step(self, action):
+        time.sleep(self.DELAY)
+        return self.env.step(action)
+
+
+@pytest.mark.slow
+def test_a_step_logs_where_its_time_went(tmp_path):
+    trainer = Trainer(make_config("grpo", out_dir=str(tmp_path), **TINY))
+    assert trainer.cfg.kl_coef > 0
+    trainer.envs[:] = [SlowStep(e) for e in trainer.envs]  # the list the rollout and the schedule use
+    s = trainer.train_step()
+    assert {k for k in s if k.startswith("time/")} == {f"time/{p}_s" for p in PHASES}
+    # the envs' step is timed apart from generation: 4 episodes x 2 turns, each at least DELAY
+    assert s["episodes"] * s["turns"] == 8
+    assert s["time/env_s"] >= 8 * SlowStep.DELAY
+    assert s["time/generate_s"] + s["time/env_s"] <= s["rollout_s"]
+    for phase in ("generate", "ref", "forward", "backward", "optimizer"):
+        assert s[f"time/{phase}_s"] > 0, phase
+    assert s["time/old_logprobs_s"] == 0.0  # the sampler's log-probs are pi_old's: no forward
+    update = ("old_logprobs", "ref", "forward", "backward", "optimizer")
+    assert sum(s[f"time/{p}_s"] for p in update) <= s["update_s"]
+    # prompt_length: the tokens before each episode's first sampled one
+    batch, stats = trainer.collect()
+    first = batch.loss_mask.float().argmax(dim=1).float()
+    assert stats["prompt_length"] == pytest.approx(first.mean().item()) and stats["prompt_length"] > 10
+    with pytest.raises(KeyError, match="unknown phase"):
+        PhaseTimes().add("rollout", 1.0)
 
 
 @pytest.mark.slow
