@@ -1,13 +1,15 @@
 """The linear layers of a CPU decode step computed weight-first: ``with decode_linears(model): ...``.
 
 A decode step multiplies a few rows (one token per sequence still generating) by every weight of
-the model, so it is bound by reading the weights (540 MB a step for the embedded model in fp32).
-``F.linear`` computes ``x @ W.T``, and for a few rows against the transposed weight MKL's sgemm
-reads the weight at a fraction of the memory's bandwidth; ``W @ x.T``, the same products,
-streams each weight row once. On this 2-core machine, 8 rows through the tied head
-(49,152 x 576): 15.6 -> 7.2 ms; through the 30 layers' projections: 39.6 -> 32.9 ms; a rollout
-of 2 prompts x 4 samples x 64 tokens: 7.0 -> 6.1 s (``benchmarks/train_speed.py`` measures the
-whole step).
+the model (540 MB a step for the embedded model in fp32). ``F.linear`` computes ``x @ W.T``, and
+for a few rows against the transposed weight MKL's sgemm is slower than for ``W @ x.T``, the
+same products with each weight row streamed once. On this 2-core machine, 8 rows through the
+tied head (49,152 x 576): 15.6 -> 7.2 ms; through the 30 layers' projections: 39.6 -> 32.9 ms; a
+rollout of 2 prompts x 4 samples x 64 tokens: 7.0 -> 6.1 s (``benchmarks/train_speed.py``
+measures the whole step). Even so, the products are bound by MKL's kernel for so few rows, not
+by memory: 8 rows through weights streamed from memory run at 32 GFLOPS on one core and 49 on
+two (8.0 and 12.3 GB/s of weights), where a sum reads the same bytes at 25 and 41 GB/s and a
+large product runs at ~200 GFLOPS (``train_speed.py --profile`` measures both rates).
 
 The values are the same products summed in another order: equal to rounding, not bit for bit, so
 a sampled token can differ where rounding moves it across a draw (6 of 8 such samples were the

@@ -3,6 +3,7 @@
     python benchmarks/train_speed.py [--prompts 2 --group 4 --tokens 64 --steps 3 --warmup 1]
                                      [--rounds 3 --gc-only]
     python benchmarks/train_speed.py --steps 2 --baseline REV [--rounds 2]
+    python benchmarks/train_speed.py --profile [--presets grpo]   # where our step's time goes
 
 For each preset (grpo, dapo, reinforce_pp) one iteration of solvergym's trainer (rollout of
 ``prompts x group`` completions on SolverSAT-v0 + the update) and the closest TRL ``GRPOTrainer``
@@ -34,6 +35,15 @@ odd rounds, REV first in even ones) over ``--rounds`` rounds; each side keeps it
 machine two runs of the same code differ by 10-30%, so the policy tokens per step are checked to
 be equal (the same work) and more rounds narrow the noise. The worker may only use what both
 versions have: it imports nothing this file's parent process needs alone.
+
+``--profile`` runs the first preset's step once each side (ours, then TRL with checkpointing) and
+splits ours into the trainer's logged phases (``time/<phase>_s``, ``algorithms/timing.py``), the
+median step's. Each phase is set against its floor: the least time its work takes at this
+machine's rates, measured in the same worker (a large fp32 product's FLOP rate, a sum's read
+bandwidth; :func:`step_work` counts the work). TRL's step gets its own floor from its work (every
+sequence whole, the forward recomputed), so the table says how much of the ratio is less work and
+how much is doing it closer to the machine's rates. The 8-row product rate a decode step sees is
+measured and printed beside them.
 """
 from __future__ import annotations
 
@@ -48,6 +58,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import timeit
 from pathlib import Path
 
 import gymnasium as gym
@@ -98,14 +109,55 @@ def worker_ours(a) -> dict:
                           gradient_checkpointing=a.gc, shared_prefix=not a.no_share)
         t = Trainer(cfg)
         t.sampling.stop, t.sampling.stop_at_answer_block, t.sampling.ignore_eos = (), False, True
-        times, tokens = [], []
-        for _ in range(total):
-            s = t.train_step()
-            times.append(s["step_s"])
-            tokens.append(s.get("policy_tokens", 0.0))
-    return {"step_s": statistics.median(times[a.warmup:]), "tokens_per_s": sum(tokens[a.warmup:]) / sum(times[a.warmup:]),
-            "rollout_s": s["rollout_s"], "peak_gib": _peak_gib(), "threads": torch.get_num_threads(),
-            "policy_tokens": tokens[a.warmup:], "package": str(Path(solvergym.__file__).parent)}
+        rows = [t.train_step() for _ in range(total)][a.warmup:]
+        out = {"step_s": statistics.median(s["step_s"] for s in rows),
+               "tokens_per_s": sum(s.get("policy_tokens", 0.0) for s in rows) / sum(s["step_s"] for s in rows),
+               "rollout_s": rows[-1]["rollout_s"], "peak_gib": _peak_gib(), "threads": torch.get_num_threads(),
+               "policy_tokens": [s.get("policy_tokens", 0.0) for s in rows],
+               "package": str(Path(solvergym.__file__).parent)}
+        if a.profile:  # this tree's worker only: the median step's phases (algorithms/timing.py)
+            mid = sorted(rows, key=lambda s: s["step_s"])[(len(rows) - 1) // 2]
+            out["phases"] = {k[len("time/"):-len("_s")]: v for k, v in mid.items() if k.startswith("time/")}
+            out.update({k: mid[k] for k in ("step_s", "rollout_s", "update_s", "prompt_length", "response_length")})
+            out["model"] = model_sizes(t.unwrapped)
+            out["rates"] = machine_rates(int(out["prompt_length"]) + a.group * a.tokens, out["model"],
+                                         a.prompts * a.group)
+    return out
+
+
+def model_sizes(model) -> dict:
+    """Parameters a token passes through: the linear layers of the blocks ("body"), the LM head
+    (tied to the embedding in the embedded model), and the bytes a decode step reads."""
+    import torch
+
+    head = model.get_output_embeddings().weight
+    body = sum(m.weight.numel() for m in model.modules()
+               if isinstance(m, torch.nn.Linear) and m.weight is not head)
+    params = {id(p): p for p in model.parameters()}
+    hidden = model.config.hidden_size
+    return {"body_params": body, "head_params": head.numel(), "params": sum(p.numel() for p in params.values()),
+            "param_bytes": sum(p.numel() * p.element_size() for p in params.values()), "hidden": hidden,
+            "intermediate": getattr(model.config, "intermediate_size", None) or 4 * hidden}
+
+
+def machine_rates(rows: int, model: dict, decode_rows: int) -> dict:
+    """This machine's fp32 rates, measured now with the trainer's threads (best of several tries):
+    ``matmul_gflops``, a training forward's MLP product (``rows`` tokens x hidden x intermediate:
+    576 x 1536 for the embedded model); ``read_gb_s``, a sum over a tensor the size of the weights;
+    ``decode_gflops``, what a decode step's products reach: ``decode_rows`` rows through as many
+    MLP weights as the model holds, weight-first (``agents/decode_linears.py``), from memory."""
+    import torch
+
+    d, f = model["hidden"], model["intermediate"]
+    x, w = torch.randn(rows, d), torch.randn(d, f)
+    best_mm = min(timeit.repeat(lambda: x @ w, number=1, repeat=20))
+    weights = torch.ones(model["param_bytes"] // 4)
+    best_read = min(timeit.repeat(weights.sum, number=1, repeat=5))
+    stack = weights[: (weights.numel() // (d * f)) * d * f].view(-1, f, d)  # the same bytes, as MLP weights
+    xs = torch.randn(decode_rows, d)
+    best_decode = min(timeit.repeat(lambda: [(m @ xs.T) for m in stack], number=1, repeat=3))
+    return {"matmul_gflops": 2 * rows * d * f / best_mm / 1e9, "read_gb_s": model["param_bytes"] / best_read / 1e9,
+            "decode_gflops": 2 * decode_rows * stack.numel() / best_decode / 1e9}
 
 
 def worker_trl(a) -> dict:
@@ -151,7 +203,97 @@ def worker_trl(a) -> dict:
             "peak_gib": _peak_gib()}
 
 
-def run_worker(kind: str, a, gc: bool, share: bool = True, package: str | None = None) -> dict:
+def step_work(side: str, *, prompts: int, group: int, prompt_len: float, response_len: float, model: dict,
+              old_logprobs: bool, ref: bool, gc: bool = False) -> dict[str, dict[str, float]]:
+    """What one GRPO step computes, per phase: the FLOPs of its linear layers (2 per weight per
+    token; attention's products, ~5% here, are left out, so the floor is a lower bound) and the bytes
+    it must read (a decode step reads every weight once; AdamW reads parameter, gradient and two
+    moments and writes three of them, the norm clip reads the gradient: 8 passes). Decode's
+    FLOPs: every sampled row through every weight.
+
+    ``side="ours"``: a group's prompt goes through the model once, in the rollout's prefill and in
+    each training forward (``shared_prefix``); ``"trl"``: every sequence whole, and with ``gc`` the
+    backward recomputes the forward. Both: logits only for the completion's positions; the first
+    token comes from the prefill, each later one from a decode step.
+    """
+    n = prompts * group
+    body, head = model["body_params"], model["head_params"]
+    prompt_tokens = (prompts if side == "ours" else n) * prompt_len
+    forward = 2 * (body * (prompt_tokens + n * response_len) + head * n * response_len)
+    decode_steps = max(0.0, response_len - 1)
+    return {"generate": {"flops": 2 * body * prompt_tokens + 2 * (body + head) * n * decode_steps,
+                         "bytes": decode_steps * model["param_bytes"]},
+            "old_logprobs": {"flops": forward if old_logprobs else 0.0, "bytes": 0.0},
+            "ref": {"flops": forward if ref else 0.0, "bytes": 0.0},
+            "forward": {"flops": forward, "bytes": 0.0},
+            "backward": {"flops": (3 if gc else 2) * forward, "bytes": 0.0},
+            "optimizer": {"flops": 0.0, "bytes": 8.0 * model["param_bytes"]}}
+
+
+def floor_s(work: dict[str, float], rates: dict) -> float:
+    """A lower bound on the time ``work`` takes at this machine's measured rates: its FLOPs at the
+    large matrix product's rate or its bytes at the read bandwidth, whichever takes longer."""
+    return max(work["flops"] / (rates["matmul_gflops"] * 1e9), work["bytes"] / (rates["read_gb_s"] * 1e9))
+
+
+def profile(a, have_trl: bool) -> int:
+    """``--profile``: one step of ours split into phases, each against the least time its work takes
+    here, and TRL's step (with checkpointing) against its own floor, measured in the same run."""
+    a.preset = a.presets[0]
+    ours = run_worker("ours", a, gc=False, profile=True)
+    if "error" in ours:
+        raise SystemExit(f"ours: {ours['error']}")
+    trl_res = run_worker("trl", a, gc=True) if have_trl else {"error": "TRL is not installed (pip install trl)"}
+    ph, rates = ours["phases"], ours["rates"]
+    shape = dict(prompts=a.prompts, group=a.group, prompt_len=ours["prompt_length"],
+                 response_len=ours["response_length"], model=ours["model"])
+    mine = step_work("ours", old_logprobs=ph.get("old_logprobs", 0) > 0, ref=ph.get("ref", 0) > 0, **shape)
+    theirs = step_work("trl", old_logprobs=False, ref=TRL_SETTINGS[a.preset]["beta"] > 0, gc=True, **shape)
+    rows = []
+    for phase in ph:  # the trainer's phases in step order (algorithms/timing.py); env has no floor
+        w = mine.get(phase)
+        lo = floor_s(w, rates) if w else None
+        rows.append({"phase": phase, "s": ph.get(phase, 0.0), "share": ph.get(phase, 0.0) / ours["step_s"],
+                     "gflop": w["flops"] / 1e9 if w else None, "gb": w["bytes"] / 1e9 if w else None,
+                     "floor_s": lo, "of_floor": lo / ph[phase] if lo and ph.get(phase) else None})
+    rest = ours["step_s"] - sum(ph.values())
+    rows.append({"phase": "other", "s": rest, "share": rest / ours["step_s"]})
+    ours_floor = sum(floor_s(w, rates) for w in mine.values())
+    trl_floor = sum(floor_s(w, rates) for w in theirs.values())
+    rows.append({"phase": "step", "s": ours["step_s"], "share": 1.0, "floor_s": ours_floor,
+                 "of_floor": ours_floor / ours["step_s"]})
+    columns = [("s", "s", ".2f"), ("share", "share", ".0%"), ("gflop", "GFLOP", ".0f"), ("gb", "GB read", ".1f"),
+               ("floor_s", "floor s", ".2f"), ("of_floor", "floor/s", ".0%")]
+    shown = [{"phase": r["phase"], **{k: "-" if r.get(k) is None else format(r[k], spec) for k, _, spec in columns}}
+             for r in rows]
+    print(format_table(shown, [("phase", "phase", "s")] + [(k, head, "s") for k, head, _ in columns]))
+    rate = (f"{rates['matmul_gflops']:.0f} GFLOPS fp32 matmul ({rates['decode_gflops']:.0f} with "
+            f"{a.prompts * a.group} rows, as in decoding), {rates['read_gb_s']:.1f} GB/s read")
+    print(f"\nfloors at this machine's rates, measured in the worker: {rate}; prompt {ours['prompt_length']:.0f} "
+          f"tokens, {ours['response_length']:.0f} sampled per completion")
+    summary = {"ours_step_s": ours["step_s"], "ours_floor_s": ours_floor, "trl_gc_floor_s": trl_floor,
+               "floor_ratio": ours_floor / trl_floor}
+    print(f"ours: {ours['step_s']:.2f} s/step, floor {ours_floor:.2f} s ({ours_floor / ours['step_s']:.0%} of it)")
+    if trl_res.get("step_s"):
+        t = trl_res["step_s"]
+        summary.update(trl_gc_step_s=t, ratio_vs_trl_gc=ours["step_s"] / t, target_s=0.3 * t,
+                       needed_of_floor=ours_floor / (0.3 * t))
+        print(f"TRL (GC): {t:.2f} s/step, floor {trl_floor:.2f} s ({trl_floor / t:.0%} of it)")
+        print(f"ours/TRL(GC) {ours['step_s'] / t:.2f}x measured, {ours_floor / trl_floor:.2f}x floor to floor; "
+              f"0.3x TRL's step is {0.3 * t:.2f} s: ours at {ours_floor / (0.3 * t):.0%} of its floor rates")
+    else:
+        print(f"TRL (GC): {trl_res.get('error')}; its floor {trl_floor:.2f} s")
+    a.out.mkdir(parents=True, exist_ok=True)
+    result = {"preset": a.preset, "workload": {"env": "SolverSAT-v0", "prompts": a.prompts, "group": a.group,
+                                               "tokens": a.tokens, "steps": a.steps, "warmup": a.warmup},
+              "rates": rates, "model": ours["model"], "rows": rows, "summary": summary, "ours": ours, "trl_gc": trl_res,
+              "work": {"ours": mine, "trl_gc": theirs}}
+    (a.out / "train_speed_profile.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\nwrote {a.out / 'train_speed_profile.json'}")
+    return 0
+
+
+def run_worker(kind: str, a, gc: bool, share: bool = True, package: str | None = None, profile: bool = False) -> dict:
     """One worker in a fresh interpreter; ``package``: a folder holding another ``solvergym`` to
     import instead of this tree's (``--baseline``)."""
     cmd = [sys.executable, str(HERE), "--worker", kind, "--preset", a.preset, "--prompts", str(a.prompts),
@@ -160,6 +302,8 @@ def run_worker(kind: str, a, gc: bool, share: bool = True, package: str | None =
         cmd.append("--gc")
     if not share:
         cmd.append("--no-share")
+    if profile:
+        cmd.append("--profile")
     env = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}
     if package is not None:
         env["PYTHONPATH"] = package
@@ -185,6 +329,10 @@ def main(argv=None) -> int:
     p.add_argument("--gc-only", action="store_true",
                    help="against TRL: only ours as shipped and TRL with gradient checkpointing (no unshared, no TRL "
                         "without GC)")
+    p.add_argument("--profile", action="store_true",
+                   help="only the first preset: our step split into phases (generate, env, old log-probs, reference, "
+                        "forward, backward, optimizer), each against the least time its work takes at this machine's "
+                        "measured matmul rate and bandwidth, and TRL's step (GC) against its own")
     p.add_argument("--worker", choices=["ours", "trl"], help=argparse.SUPPRESS)
     p.add_argument("--quick", action="store_true",
                    help="grpo only, 2 prompts x 2, 16 tokens, 1 step, no warm-up (a smoke run)")
@@ -207,6 +355,8 @@ def main(argv=None) -> int:
         have_trl = True
     except ImportError:
         have_trl = False
+    if a.profile:
+        return profile(a, have_trl)
 
     # (side, worker kind, gradient checkpointing, shared prefix)
     sides = [("ours", "ours", False, True), ("plain", "ours", False, False), ("trl_gc", "trl", True, True),
