@@ -396,9 +396,10 @@ class Trainer:
         if self.cfg.kl_coef <= 0:
             return None  # not run, so not timed: time/ref_s is 0.0
         # LoRA: the reference is the base model, adapters disabled
-        base = self.unwrapped.disable_adapter() if self.ref is None else contextlib.nullcontext()
+        model, base = ((self.model, self.unwrapped.disable_adapter()) if self.ref is None
+                       else (self.ref, contextlib.nullcontext()))
         with self.times("ref"), base:
-            return self._forward_logprobs(self.ref if self.ref is not None else self.model, batch)[0]
+            return self._forward_logprobs(model, batch)[0]
 
     def advantages(self, batch: RolloutBatch, old_logp: torch.Tensor, ref_logp: torch.Tensor | None,
                    kl_mask: torch.Tensor) -> torch.Tensor:

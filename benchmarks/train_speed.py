@@ -133,10 +133,10 @@ def model_sizes(model) -> dict:
     head = model.get_output_embeddings().weight
     body = sum(m.weight.numel() for m in model.modules()
                if isinstance(m, torch.nn.Linear) and m.weight is not head)
-    params = {id(p): p for p in model.parameters()}
+    params = list(model.parameters())  # a tied weight once
     hidden = model.config.hidden_size
-    return {"body_params": body, "head_params": head.numel(), "params": sum(p.numel() for p in params.values()),
-            "param_bytes": sum(p.numel() * p.element_size() for p in params.values()), "hidden": hidden,
+    return {"body_params": body, "head_params": head.numel(), "params": sum(p.numel() for p in params),
+            "param_bytes": sum(p.numel() * p.element_size() for p in params), "hidden": hidden,
             "intermediate": getattr(model.config, "intermediate_size", None) or 4 * hidden}
 
 
@@ -247,15 +247,15 @@ def profile(a, have_trl: bool) -> int:
     ph, rates = ours["phases"], ours["rates"]
     shape = dict(prompts=a.prompts, group=a.group, prompt_len=ours["prompt_length"],
                  response_len=ours["response_length"], model=ours["model"])
-    mine = step_work("ours", old_logprobs=ph.get("old_logprobs", 0) > 0, ref=ph.get("ref", 0) > 0, **shape)
+    mine = step_work("ours", old_logprobs=ph["old_logprobs"] > 0, ref=ph["ref"] > 0, **shape)  # 0.0: not run
     theirs = step_work("trl", old_logprobs=False, ref=TRL_SETTINGS[a.preset]["beta"] > 0, gc=True, **shape)
     rows = []
     for phase in ph:  # the trainer's phases in step order (algorithms/timing.py); env has no floor
         w = mine.get(phase)
         lo = floor_s(w, rates) if w else None
-        rows.append({"phase": phase, "s": ph.get(phase, 0.0), "share": ph.get(phase, 0.0) / ours["step_s"],
+        rows.append({"phase": phase, "s": ph[phase], "share": ph[phase] / ours["step_s"],
                      "gflop": w["flops"] / 1e9 if w else None, "gb": w["bytes"] / 1e9 if w else None,
-                     "floor_s": lo, "of_floor": lo / ph[phase] if lo and ph.get(phase) else None})
+                     "floor_s": lo, "of_floor": lo / ph[phase] if lo and ph[phase] else None})
     rest = ours["step_s"] - sum(ph.values())
     rows.append({"phase": "other", "s": rest, "share": rest / ours["step_s"]})
     ours_floor = sum(floor_s(w, rates) for w in mine.values())
