@@ -142,7 +142,8 @@ def brute_force_count(model: BoolModel) -> int:
     return sum(model.holds(v) for v in _assignments(n))
 
 
-def solve_count(model: BoolModel, *, limit: int | None = None, time_limit_s: float = 30.0) -> tuple[int, list[bool] | None, bool]:
+def solve_count(model: BoolModel, *, limit: int | None = None, time_limit_s: float = 30.0,
+                models: list | None = None) -> tuple[int, list[bool] | None, bool]:
     """``(count, a model or None, exact)`` in this process (the generator's ground truth; the
     programs of :mod:`.programs` are the sandbox's): python-sat (Glucose 4, cardinality by
     sequential counters, models blocked on the decision variables) where it states the model, a
@@ -150,13 +151,14 @@ def solve_count(model: BoolModel, *, limit: int | None = None, time_limit_s: flo
     threshold gates. Both are checked against :func:`brute_force_count` (tests).
 
     ``limit``: stop counting after that many (``exact`` False when reached); a time limit that
-    runs out (CP-SAT) also gives ``exact`` False. The witness is the first model found."""
+    runs out (CP-SAT) also gives ``exact`` False. The witness is the first model found; ``models``
+    (a list) receives every model counted."""
     if model.fits("python-sat"):
-        return pysat_count(model, limit)
-    return cpsat_count(model, limit, time_limit_s)
+        return pysat_count(model, limit, models)
+    return cpsat_count(model, limit, time_limit_s, models)
 
 
-def pysat_count(model: BoolModel, limit: int | None) -> tuple[int, list[bool] | None, bool]:
+def pysat_count(model: BoolModel, limit: int | None, models: list | None = None) -> tuple[int, list[bool] | None, bool]:
     from pysat.card import CardEnc, EncType
     from pysat.formula import IDPool
     from pysat.solvers import Solver
@@ -184,13 +186,16 @@ def pysat_count(model: BoolModel, limit: int | None) -> tuple[int, list[bool] | 
             count += 1
             if first is None:
                 first = values
+            if models is not None:
+                models.append(values)
             if limit is not None and count >= limit:
                 return count, first, False
             solver.add_clause([-(i + 1) if v else i + 1 for i, v in enumerate(values)])
     return count, first, True
 
 
-def cpsat_count(model: BoolModel, limit: int | None, time_limit_s: float) -> tuple[int, list[bool] | None, bool]:
+def cpsat_count(model: BoolModel, limit: int | None, time_limit_s: float,
+                models: list | None = None) -> tuple[int, list[bool] | None, bool]:
     from ortools.sat.python import cp_model
 
     m = cp_model.CpModel()
@@ -220,8 +225,11 @@ def cpsat_count(model: BoolModel, limit: int | None, time_limit_s: float) -> tup
 
         def on_solution_callback(self):
             self.count += 1
-            if self.first is None:
-                self.first = [bool(self.Value(x)) for x in xs]
+            if self.first is None or models is not None:
+                values = [bool(self.Value(x)) for x in xs]
+                self.first = values if self.first is None else self.first
+                if models is not None:
+                    models.append(values)
             if limit is not None and self.count >= limit:
                 self.StopSearch()
 

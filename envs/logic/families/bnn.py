@@ -67,13 +67,13 @@ class BNNRobustnessProblem(LogicProblem):
     witness_noun = "an input within Hamming distance eps of the seed whose output differs from the seed's"
     count_noun = "inputs within Hamming distance eps of the seed whose output differs from the seed's"
 
-    def random_data(self, knobs, rng):
+    def random_data(self, knobs, rng, shape=None):
         layers = [_layer(knobs.hidden, knobs.n_in, knobs.fan_in, rng), _layer(1, knobs.hidden, knobs.hidden, rng)]
         seed = [int(b) for b in rng.integers(2, size=knobs.n_in)]
         return {"n_in": knobs.n_in, "layers": layers, "seed": seed, "eps": knobs.eps,
                 "y_seed": forward(layers, seed)[-1][0]}
 
-    def planted_data(self, knobs, rng):
+    def planted_data(self, knobs, rng, shape=None):
         for _ in range(100):  # a network on which one input in the ball flips the output
             data = self.random_data(knobs, rng)
             flips = rng.choice(knobs.n_in, size=int(rng.integers(1, knobs.eps + 1)), replace=False)

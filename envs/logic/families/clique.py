@@ -45,10 +45,10 @@ class CliqueProblem(LogicProblem):
     witness_noun = "a clique of exactly K vertices (K vertices every two of which are joined by an edge)"
     count_noun = "cliques of exactly K vertices (sets of vertices, not orderings)"
 
-    def random_data(self, knobs, rng):
+    def random_data(self, knobs, rng, shape=None):
         return {"n": knobs.n, "k": knobs.k, "edges": gnp_edges(knobs.n, float(knobs.p), rng)}
 
-    def planted_data(self, knobs, rng):
+    def planted_data(self, knobs, rng, shape=None):
         data = self.random_data(knobs, rng)
         members = sorted(int(v) for v in rng.choice(knobs.n, size=knobs.k, replace=False))
         edges = {tuple(e) for e in data["edges"]} | set(combinations(members, 2))

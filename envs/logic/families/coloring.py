@@ -44,10 +44,10 @@ class ColoringProblem(LogicProblem):
     witness_noun = "a colouring of the vertices with the K colours in which no edge joins two vertices of the same colour"
     count_noun = "such colourings (assignments of a colour to each numbered vertex)"
 
-    def random_data(self, knobs, rng):
+    def random_data(self, knobs, rng, shape=None):
         return {"n": knobs.n, "k": knobs.k, "edges": gnp_edges(knobs.n, float(knobs.p), rng)}
 
-    def planted_data(self, knobs, rng):
+    def planted_data(self, knobs, rng, shape=None):
         colour = rng.integers(knobs.k, size=knobs.n)
         edges = [e for e in gnp_edges(knobs.n, float(knobs.p), rng) if colour[e[0]] != colour[e[1]]]
         return {"n": knobs.n, "k": knobs.k, "edges": edges}

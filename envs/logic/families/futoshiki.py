@@ -74,11 +74,11 @@ class FutoshikiProblem(LatinSquareProblem):
             out.append([list(a), list(b)])
         return out
 
-    def random_data(self, knobs, rng):
+    def random_data(self, knobs, rng, shape=None):
         grid = super().random_data(knobs, rng)["grid"]  # givens that clash with none
         return {"n": knobs.n, "grid": grid, "ineq": self._clues(knobs.n, knobs.inequalities, grid, rng)}
 
-    def planted_data(self, knobs, rng):
+    def planted_data(self, knobs, rng, shape=None):
         n = knobs.n
         rows, cols, syms = rng.permutation(n), rng.permutation(n), rng.permutation(n)
         full = [[int(syms[(rows[r] + cols[c]) % n]) + 1 for c in range(n)] for r in range(n)]

@@ -120,10 +120,10 @@ class FeedbackVertexSetProblem(LogicProblem):
                 return edges
         return sorted(edges + [e for e in ([0, 1], [1, 0]) if e not in edges])
 
-    def random_data(self, knobs, rng):
+    def random_data(self, knobs, rng, shape=None):
         return {"n": knobs.n, "k": knobs.k, "edges": self._cyclic_edges(knobs, rng)}
 
-    def planted_data(self, knobs, rng):
+    def planted_data(self, knobs, rng, shape=None):
         n = knobs.n
         edges = self._cyclic_edges(knobs, rng)
         removed = {int(v) for v in rng.choice(n, size=knobs.k, replace=False)}

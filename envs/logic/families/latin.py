@@ -60,7 +60,7 @@ class LatinSquareProblem(LogicProblem):
         keep = set(int(c) for c in rng.choice(n * n, size=given, replace=False))
         return [[full[r][c] if r * n + c in keep else 0 for c in range(n)] for r in range(n)]
 
-    def random_data(self, knobs, rng):
+    def random_data(self, knobs, rng, shape=None):
         n = knobs.n
         grid = [[0] * n for _ in range(n)]
         cells = rng.choice(n * n, size=knobs.given, replace=False)
@@ -70,7 +70,7 @@ class LatinSquareProblem(LogicProblem):
             grid[r][c] = int(rng.choice(free)) if free else 0
         return {"n": n, "grid": grid}
 
-    def planted_data(self, knobs, rng):
+    def planted_data(self, knobs, rng, shape=None):
         n = knobs.n
         rows, cols, syms = rng.permutation(n), rng.permutation(n), rng.permutation(n)
         full = [[int(syms[(rows[r] + cols[c]) % n]) + 1 for c in range(n)] for r in range(n)]

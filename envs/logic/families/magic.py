@@ -75,13 +75,13 @@ class MagicSquareProblem(LogicProblem):
                     "column and both main diagonals sum to the magic constant")
     count_noun = "such completions (magic squares that keep the given cells)"
 
-    def random_data(self, knobs, rng):
+    def random_data(self, knobs, rng, shape=None):
         n = knobs.n
         cells = rng.choice(n * n, size=knobs.givens, replace=False)
         values = rng.choice(n * n, size=knobs.givens, replace=False) + 1  # distinct values: no trivial clash
         return {"n": n, "givens": sorted([int(c) // n, int(c) % n, int(v)] for c, v in zip(cells, values))}
 
-    def planted_data(self, knobs, rng):
+    def planted_data(self, knobs, rng, shape=None):
         n = knobs.n
         sq = [row[:] for row in _BASE[n][int(rng.integers(len(_BASE[n])))]]
         for _ in range(int(rng.integers(4))):  # a rotation ...

@@ -74,11 +74,11 @@ class MaxCutProblem(LogicProblem):
         hi = min(len(edges), best + above)
         return int(rng.integers(min(lo, best), max(hi, best) + 1))
 
-    def random_data(self, knobs, rng):
+    def random_data(self, knobs, rng, shape=None):
         edges = self._edges(knobs, rng)
         return {"n": knobs.n, "t": self._threshold(knobs, rng, edges, knobs.spread), "edges": edges}
 
-    def planted_data(self, knobs, rng):
+    def planted_data(self, knobs, rng, shape=None):
         edges = self._edges(knobs, rng)
         return {"n": knobs.n, "t": self._threshold(knobs, rng, edges, 0), "edges": edges}
 

@@ -68,7 +68,7 @@ class NFAPathProblem(LogicProblem):
     count_noun = ("accepted runs of exactly L transitions (a run is its sequence of states together with its sequence "
                   "of symbols)")
 
-    def random_data(self, knobs, rng):
+    def random_data(self, knobs, rng, shape=None):
         s, a = knobs.states, knobs.alphabet
         keep = rng.random(s * a * s) < float(knobs.p)
         triples = {(i // (a * s), i // s % a, i % s) for i in range(s * a * s) if keep[i]}
@@ -82,7 +82,7 @@ class NFAPathProblem(LogicProblem):
         return {"states": s, "alphabet": a, "length": knobs.length, "start": start, "accepts": accepts,
                 "transitions": [list(t) for t in sorted(triples)]}
 
-    def planted_data(self, knobs, rng):
+    def planted_data(self, knobs, rng, shape=None):
         data = self.random_data(knobs, rng)
         s, a, n = knobs.states, knobs.alphabet, knobs.length
         run = [data["start"], *(int(q) for q in rng.integers(s, size=n - 1)), int(rng.choice(data["accepts"]))]

@@ -66,12 +66,12 @@ class NQueensProblem(LogicProblem):
     witness_noun = "a placement of N queens, one in each row, no two in the same column or diagonal, keeping the placed ones"
     count_noun = "such placements"
 
-    def random_data(self, knobs, rng):
+    def random_data(self, knobs, rng, shape=None):
         cells = rng.choice(knobs.n * knobs.n, size=knobs.pre, replace=False)
         pre = sorted([int(c) // knobs.n, int(c) % knobs.n] for c in cells)
         return {"n": knobs.n, "pre": pre}
 
-    def planted_data(self, knobs, rng):
+    def planted_data(self, knobs, rng, shape=None):
         sols = queens_solutions(knobs.n)
         cols = sols[int(rng.integers(len(sols)))]
         rows = sorted(int(r) for r in rng.choice(knobs.n, size=knobs.pre, replace=False))

@@ -16,14 +16,14 @@ class PartitionProblem(SubsetSumProblem):
     witness_noun = "a set of items whose values sum to exactly half the total (the rest sum to the other half)"
     count_noun = "sets of items (by item number) whose values sum to exactly half the total (a set and its complement count as two)"
 
-    def random_data(self, knobs, rng):
+    def random_data(self, knobs, rng, shape=None):
         values = [int(v) for v in rng.integers(1, knobs.max_value + 1, size=knobs.n)]
         if sum(values) % 2:  # an odd total is a parity argument, not a search: keep it even
             i = int(rng.integers(knobs.n))
             values[i] += 1 if values[i] < knobs.max_value else -1
         return {"values": values}
 
-    def planted_data(self, knobs, rng):
+    def planted_data(self, knobs, rng, shape=None):
         for _ in range(100):
             values = [int(v) for v in rng.integers(1, knobs.max_value + 1, size=knobs.n - 1)]
             side = rng.random(knobs.n - 1) < 0.5

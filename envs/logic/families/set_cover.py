@@ -119,10 +119,10 @@ class SetCoverProblem(SetSelectionProblem):
                 sets[int(rng.integers(knobs.m))].add(e)
         return sets
 
-    def random_data(self, knobs, rng):
+    def random_data(self, knobs, rng, shape=None):
         return self.selection_data(knobs, self._family(knobs, rng))
 
-    def planted_data(self, knobs, rng):
+    def planted_data(self, knobs, rng, shape=None):
         sets = self._family(knobs, rng)
         chosen = [int(i) for i in rng.choice(knobs.m, size=knobs.k, replace=False)]
         for e in range(knobs.u):  # each element the chosen sets miss joins one of them

@@ -40,14 +40,14 @@ class SetPackingProblem(SetSelectionProblem):
     witness_noun = "a choice of exactly K of the sets, no two of which share an element"
     count_noun = "choices of exactly K sets (by set number, order ignored), no two of which share an element"
 
-    def random_data(self, knobs, rng):
+    def random_data(self, knobs, rng, shape=None):
         for _ in range(50):
             sets = random_sets(knobs.u, knobs.m, float(knobs.q), rng)
             if sum(sorted(len(s) for s in sets)[:knobs.k]) <= knobs.u:
                 break
         return self.selection_data(knobs, sets)
 
-    def planted_data(self, knobs, rng):
+    def planted_data(self, knobs, rng, shape=None):
         for _ in range(50):
             sets = random_sets(knobs.u, knobs.m, float(knobs.q), rng)
             chosen = [int(i) for i in rng.choice(knobs.m, size=knobs.k, replace=False)]

@@ -53,11 +53,11 @@ class SubsetSumProblem(LogicProblem):
     witness_noun = "a set of items whose values sum to exactly T"
     count_noun = "sets of items (by item number) whose values sum to exactly T"
 
-    def random_data(self, knobs, rng):
+    def random_data(self, knobs, rng, shape=None):
         values = [int(v) for v in rng.integers(1, knobs.max_value + 1, size=knobs.n)]
         return {"values": values, "target": int(rng.integers(1, sum(values) + 1))}
 
-    def planted_data(self, knobs, rng):
+    def planted_data(self, knobs, rng, shape=None):
         values = [int(v) for v in rng.integers(1, knobs.max_value + 1, size=knobs.n)]
         chosen = rng.random(knobs.n) < 0.5
         chosen[int(rng.integers(knobs.n))] = True  # not empty

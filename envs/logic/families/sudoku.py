@@ -66,7 +66,7 @@ class SudokuProblem(LogicProblem):
                     "exactly once")
     count_noun = "such completions"
 
-    def random_data(self, knobs, rng):
+    def random_data(self, knobs, rng, shape=None):
         n, size = knobs.n, knobs.n * knobs.n
         grid = [[0] * size for _ in range(size)]
         units = sudoku_units(n)
@@ -83,7 +83,7 @@ class SudokuProblem(LogicProblem):
                 filled += 1
         return {"n": n, "grid": grid}
 
-    def planted_data(self, knobs, rng):
+    def planted_data(self, knobs, rng, shape=None):
         n, size = knobs.n, knobs.n * knobs.n
         # the base pattern, its bands / rows in a band / stacks / columns in a stack and symbols shuffled
         rows = [int(b) * n + int(i) for b in rng.permutation(n) for i in rng.permutation(n)]

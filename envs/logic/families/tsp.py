@@ -64,11 +64,11 @@ class TSPProblem(LogicProblem):
                 w[i][j] = w[j][i] = int(rng.integers(1, knobs.max_weight + 1))
         return w
 
-    def random_data(self, knobs, rng):
+    def random_data(self, knobs, rng, shape=None):
         w = self._weights(knobs, rng)
         return {"weights": w, "threshold": _optimum(w) - 1 - int(rng.integers(0, 3))}
 
-    def planted_data(self, knobs, rng):
+    def planted_data(self, knobs, rng, shape=None):
         w = self._weights(knobs, rng)
         return {"weights": w, "threshold": _optimum(w) + int(rng.integers(0, 3))}
 
