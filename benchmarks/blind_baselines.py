@@ -36,16 +36,6 @@ from solvergym.evaluation.blind import constant_baseline, draw, label_predictabi
 from solvergym.evaluation.tables import format_table
 
 
-def level_knobs(cls, quick: bool) -> list:
-    """The default knobs, then each dataset level that differs from them."""
-    out = [cls.Knobs.make()]
-    for level in () if quick else cls.levels:
-        knobs = cls.Knobs.make(**level)
-        if knobs not in out:
-            out.append(knobs)
-    return out
-
-
 def measure(family: str, query: str, knobs, seeds: int) -> dict:
     problem = family_class(family)(query=query)
     t = time.perf_counter()
@@ -73,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for family in families:
         cls = family_class(family)
-        for knobs in level_knobs(cls, args.quick):
+        for knobs in cls.knob_levels()[:1 if args.quick else None]:
             for query in queries:
                 row = measure(family, query, knobs, seeds)
                 rows.append(row)

@@ -207,6 +207,17 @@ class LogicProblem(Problem):
     levels: ClassVar[tuple[dict[str, Any], ...]] = ()
     stratified = True  # a decision label is the seed's stratum: balanced over consecutive seeds
 
+    @classmethod
+    def knob_levels(cls) -> list[Knobs]:
+        """The default knobs, then each of :attr:`levels` that differs from them: every setting a
+        generated dataset poses, which the blind-baseline tests and benchmark measure."""
+        out = [cls.Knobs.make()]
+        for level in cls.levels:
+            knobs = cls.Knobs.make(**level)
+            if knobs not in out:
+                out.append(knobs)
+        return out
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if cls.name:  # the capability names the family's solvers: one per family
