@@ -9,8 +9,9 @@ solver]) (:func:`solvergym.evaluation.logic_suite.run_logic_suite`). ``compare``
 subcommand of ``eval`` whose options live on ``eval`` itself, so ``--env``, ``--agent`` and
 ``--out`` cannot be argparse-required (they would be demanded of ``compare`` too): ``eval``
 checks them when it runs and reports a missing one as argparse would. A run directory another
-run holds, records that do not belong to the run (``evaluation/records.py``) and a failed start
-end with one line, ``solvergym eval: ...``, and status 1; an error raised inside the user's own
+run holds, records that do not belong to the run (``evaluation/records.py``), a failed start and
+an ``--executor`` that cannot run programs (Ray not installed: the install hint; a cluster that
+cannot be joined) end with one line, ``solvergym eval: ...``, and status 1; an error raised inside the user's own
 code (a ``MODULE:NAME`` agent's ``act``) keeps its traceback (:func:`.args.raised_in_user_code`).
 """
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..evaluation.logic_suite import run_logic_suite
 from ..evaluation.records import RunLocked
 from ..evaluation.report import compare
 from ..kv import parse_kv
+from ..sandbox import ExecutorUnavailable
 from .args import env_id, raised_in_user_code
 
 __all__ = ["add_parser", "cmd_eval", "cmd_compare", "cmd_logic_suite"]
@@ -72,7 +74,7 @@ def cmd_eval(args, parser: argparse.ArgumentParser) -> int:
                          max_new_tokens=args.max_new_tokens, batch_instances=args.batch_instances,
                          workers=args.workers, executor=args.executor)
         run = run_eval(cfg, args.out, progress=not args.no_progress)
-    except (ValueError, TypeError, RunLocked) as e:
+    except (ValueError, TypeError, RunLocked, ExecutorUnavailable) as e:
         if raised_in_user_code(e):
             raise  # the user's agent or family: its traceback says where
         raise SystemExit(f"solvergym eval: {e}") from None
@@ -143,7 +145,9 @@ def add_parser(sub) -> None:
     e.add_argument("--executor", default=None,
                    help="where the env's programs run: ray (Ray actors: the cluster at RAY_ADDRESS, or a new "
                         "local one) or a Ray address such as ray://head:10001 (default: this machine; "
-                        "SolverTool-v0 and SolverOR-v0)")
+                        "SolverTool-v0 and SolverOR-v0). Needs the ray extra (pip install 'solvergym[ray]'): "
+                        "without it the run stops at once with status 1; a cluster that cannot be joined "
+                        "stops it at the first program")
     e.add_argument("--out", default=None, help="the run directory (an existing one is resumed; required)")
     e.add_argument("--by", default=None,
                    help="comma-separated difficulty keys to break the report down by (default: all of them)")

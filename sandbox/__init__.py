@@ -17,7 +17,9 @@ The package imports nothing of the program that uses it (it can ship as its own 
 host whose sources programs must not see hides them once, for every pool of the process:
 ``set_default_config(SandboxConfig(hide=(package_dir,)))``. Code that runs programs holds a lease
 (:func:`shared_pool`): its own pool, or the process-wide one, taken when first needed, taken anew
-if it was shut down, given back on close, and a ``killed`` result when no sandbox can start.
+if it was shut down, given back on close, and a ``killed`` result when no sandbox can start;
+an executor the caller named that cannot run programs (``executor="ray"`` without Ray, a cluster
+that cannot be joined) raises :class:`ExecutorUnavailable` instead, at the lease where it can.
 
 The pool's side (this process): ``config.py`` (:class:`Limits`, :class:`SandboxConfig`, the
 default config), ``result.py`` (:class:`SandboxResult`, :class:`SandboxError`), ``pool.py``
@@ -67,9 +69,9 @@ returned; a program that walks its interpreter's objects to find the capture and
 still forge a record (``capture/``, "Trust").
 """
 from .config import Limits, SandboxConfig, default_config, set_default_config
-from .executor import EXECUTORS, parse_executor
+from .executor import EXECUTORS, parse_executor, require_executor
 from .pool import REHEARSABLE, SandboxPool
-from .result import SOLVER_FAMILIES, STATUSES, SandboxError, SandboxResult, server_lost
+from .result import SOLVER_FAMILIES, STATUSES, ExecutorUnavailable, SandboxError, SandboxResult, server_lost
 from .shared import (
     PoolLease,
     acquire_default_pool,
@@ -82,6 +84,7 @@ from .shared import (
 
 __all__ = [
     "EXECUTORS",
+    "ExecutorUnavailable",
     "REHEARSABLE",
     "SOLVER_FAMILIES",
     "STATUSES",
@@ -97,6 +100,7 @@ __all__ = [
     "executor_pool",
     "parse_executor",
     "release_default_pool",
+    "require_executor",
     "server_lost",
     "set_default_config",
     "shared_pool",

@@ -14,6 +14,12 @@ Executors (``SandboxPool(executor=...)``):
   (it joins ``RAY_ADDRESS`` or starts a local cluster); the pool's size defaults to the cluster's
   CPUs. A slot whose actor died is given a new actor and the program runs again there.
 - ``"ray://host:port"`` (or ``"host:port"``, or ``"auto"``): the same, joining that cluster.
+
+An executor that cannot run programs is the caller's error, not a program's status
+(:class:`~.result.ExecutorUnavailable`): :func:`require_executor` imports Ray where a lease on it is
+taken (an env's ``executor="ray"`` fails at ``gym.make`` without Ray, naming the install hint),
+and a cluster that cannot be joined or cannot start a slot raises at the first program. The local
+executor keeps its rule: a server that cannot start on this machine is a ``killed`` result.
 """
 from __future__ import annotations
 
@@ -67,6 +73,20 @@ def parse_executor(executor: Any) -> tuple[str, str | None]:
         return "ray", executor
     raise ValueError(f"executor must be one of {list(EXECUTORS)} or a Ray address "
                      f"('ray://host:port', 'host:port', 'auto'), got {executor!r}")
+
+
+def require_executor(executor: Any) -> tuple[str, str | None]:
+    """:func:`parse_executor`, and for Ray the import of Ray: ``(kind, address)``, or
+    :class:`~.result.ExecutorUnavailable` with the install hint where Ray cannot be imported.
+
+    Called where a caller names the executor (a lease, so every env's ``gym.make``), not in
+    :func:`parse_executor`, which only reads the setting. Nothing is started or joined here:
+    ``ray.init`` waits for the first program (joining an unreachable address can take minutes,
+    and a lease is made in every env and in every copy of one)."""
+    kind, address = parse_executor(executor)
+    if kind == "ray":
+        ray_executor.ray_module()
+    return kind, address
 
 
 def server_factory(executor: Any, config: SandboxConfig) -> tuple[Callable[[int], Server], int]:

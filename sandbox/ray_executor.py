@@ -14,7 +14,12 @@ in the caller; :class:`RayServer` then reports its server lost and the pool runs
 on a fresh actor (``SandboxPool(retries=...)``, 2 by default for Ray). The fork server notices its
 actor's death by the end of its stdin and ends itself and its program.
 
-Ray is imported only when a Ray pool is made (the ``ray`` extra: ``pip install solvergym[ray]``).
+Ray is imported only when Ray is asked for (the ``ray`` extra: ``pip install 'solvergym[ray]'``):
+by a lease on the Ray executor (:func:`ray_module`, so ``gym.make(..., executor="ray")`` fails at
+once where Ray is missing) and by a Ray pool. Ray missing, a cluster that cannot be joined and a
+slot whose actor cannot start are :class:`~.result.ExecutorUnavailable`, which no lease turns into
+a program's ``killed`` result: the executor is the caller's setting, and a program's status is no
+place to report it.
 """
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ from typing import Any, Callable, Sequence
 
 from .config import Limits, SandboxConfig
 from .process import ServerProcess
-from .result import LOST, SandboxError, SandboxResult
+from .result import LOST, ExecutorUnavailable, SandboxResult
 
 #: seconds an answer may take beyond the program's own timeout before the actor is taken for
 #: dead (scheduling on a loaded cluster, moving the result): a hung actor is replaced
@@ -110,7 +115,9 @@ class RayServer:
             free = _free_cpus(ray)
             hint = (f" (the cluster has {free:g} CPUs free: an actor waits for one, so a second Ray pool on a "
                     f"cluster the first fills cannot start; share one pool, executor_pool)") if free < 1 else ""
-            raise SandboxError(f"the sandbox server failed to start on Ray: {type(e).__name__}: {e}{hint}") from None
+            # every later program would wait for a slot that cannot start and come back killed:
+            # the cluster is the caller's setting, so this is the caller's error
+            raise ExecutorUnavailable(f"the sandbox server failed to start on Ray: {type(e).__name__}: {e}{hint}") from None
 
     def request(self, code: str, limits: Limits, rehearse: Sequence[str] = ()) -> SandboxResult:
         """Run one program on this slot's actor; an actor that died or stopped answering is killed
@@ -154,13 +161,23 @@ def _free_cpus(ray) -> float:
         return float("nan")
 
 
+#: what to do where Ray is missing (setup.cfg's ``ray`` extra)
+INSTALL_HINT = "pip install 'solvergym[ray]'"
+
+
 def ray_module():
-    """The ``ray`` module (Ray is optional: imported here, the one place, when a Ray pool is made)."""
+    """The ``ray`` module (Ray is optional: imported here, the one place, when a Ray executor is
+    asked for); :class:`~.result.ExecutorUnavailable` with the install hint where it cannot be
+    imported (not installed, or an install that fails to import: its error is in the message)."""
     try:
         import ray
-    except ImportError:
-        raise SandboxError("executor='ray' needs Ray: pip install 'solvergym[ray]'") from None
-    return ray
+    except ImportError as e:
+        why = str(e)
+    else:
+        return ray
+    # raised outside the handler so that it chains no import traceback (the message says why):
+    # the CLI answers it in one line wherever the failed import's frames were
+    raise ExecutorUnavailable(f"executor='ray' needs Ray, which cannot be imported here ({why}): {INSTALL_HINT}")
 
 
 def connect(address: str | None):
@@ -172,7 +189,7 @@ def connect(address: str | None):
             ray.init(address=address, include_dashboard=False, log_to_driver=False,
                      ignore_reinit_error=True)
         except Exception as e:
-            raise SandboxError(f"could not connect to Ray at {address or 'the default address'}: {e}") from None
+            raise ExecutorUnavailable(f"could not connect to Ray at {address or 'the default address'}: {e}") from None
     return ray
 
 

@@ -1,5 +1,7 @@
-"""What a run gives back: a typed :class:`SandboxResult` for every program, whatever it did, and
-:class:`SandboxError` only when the sandbox cannot be started at all.
+"""What a run gives back: a typed :class:`SandboxResult` for every program, whatever it did,
+:class:`SandboxError` only when the sandbox cannot be started at all, and
+:class:`ExecutorUnavailable` when the executor a caller named cannot run programs (Ray not
+installed, its cluster unreachable or unable to host a slot).
 
 A server's answer is checked field by field before it becomes a result
 (:meth:`SandboxResult.from_response`): the answer carries what a hostile program produced, and a
@@ -30,6 +32,18 @@ def server_lost(result: "SandboxResult") -> bool:
 
 class SandboxError(RuntimeError):
     """The sandbox could not be started at all (a program's failure is a result, never this)."""
+
+
+class ExecutorUnavailable(SandboxError):
+    """The executor a caller named (``executor="ray"`` or a Ray address) cannot run programs: Ray
+    cannot be imported, its cluster cannot be reached, or it cannot host a pool's slot.
+
+    A lease (``shared.PoolLease``) turns a :class:`SandboxError` into a ``killed`` result, so that
+    an env on a machine where the local sandbox cannot start still steps; this subclass is never
+    turned into one. The executor is the caller's setting, not the machine's limits: as a result
+    it paid every program as killed (``solvergym eval --executor ray`` without Ray exited 0 with
+    the oracle's return halved), so it is raised where the setting is used instead: at the lease
+    (``gym.make``) for a missing Ray, at the first program for a cluster that cannot run it."""
 
 
 @dataclass

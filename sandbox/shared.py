@@ -5,7 +5,10 @@ Envs share one pool per process, so making a thousand envs does not start a thou
 stop :data:`IDLE_SHUTDOWN_S` seconds after the last release. A user that runs programs holds a
 :class:`PoolLease` (:func:`shared_pool`): the pool it was given, or else the process-wide one,
 taken on first use, taken anew when it was shut down under the user, and given back on close;
-its runs never raise for want of a sandbox (the result is ``killed``, with the reason).
+its runs never raise for want of a sandbox (the result is ``killed``, with the reason), except
+where the executor it was given cannot run programs (:class:`~.result.ExecutorUnavailable`: Ray
+missing, checked when the lease is made; a cluster that cannot be joined or host a slot, at the
+first program), which is the caller's setting and raises.
 
     with shared_pool() as lease:   # or shared_pool(my_pool): used, never closed
         r = lease.run("print(1)", Limits(timeout_s=5))
@@ -21,9 +24,9 @@ import threading
 from typing import Iterable, Sequence
 
 from .config import Limits
-from .executor import parse_executor
+from .executor import parse_executor, require_executor
 from .pool import SandboxPool
-from .result import SandboxError, SandboxResult
+from .result import ExecutorUnavailable, SandboxError, SandboxResult
 
 _default: SandboxPool | None = None
 _default_refs = 0
@@ -136,14 +139,15 @@ class PoolLease:
     one, the process-wide pool, taken on the first run (:func:`acquire_default_pool`) and again
     if it was shut down meanwhile (:func:`shutdown_default_pool`), and given back by
     :meth:`close` (a later run takes it again). ``executor`` (``"ray"`` or a Ray address, without a
-    ``pool``): that executor's process-wide pool (:func:`executor_pool`) instead. Thread-safe; a
-    context manager."""
+    ``pool``): that executor's process-wide pool (:func:`executor_pool`) instead; Ray is imported
+    here, so a lease on it without Ray raises :class:`~.result.ExecutorUnavailable` at once
+    (every env makes its lease in ``gym.make``). Thread-safe; a context manager."""
 
     def __init__(self, pool: SandboxPool | None = None, executor: str | None = None):
         if pool is not None and executor is not None:
             raise ValueError("give a lease either a pool or an executor, not both")
         self._executor = executor
-        self._remote = parse_executor(executor)[0] != "local"
+        self._remote = require_executor(executor)[0] != "local"
         self._given = pool
         self._taken: SandboxPool | None = None
         self._lock = threading.Lock()
@@ -164,19 +168,25 @@ class PoolLease:
 
     def run(self, code: str, limits: Limits | None = None, rehearse: Sequence[str] = ()) -> SandboxResult:
         """:meth:`SandboxPool.run` on :attr:`pool`; a sandbox that cannot start gives a ``killed``
-        result saying so instead of :class:`SandboxError`."""
+        result saying so instead of :class:`SandboxError`, but an executor that cannot run
+        programs raises :class:`~.result.ExecutorUnavailable`."""
         try:
             return self.pool.run(code, limits, rehearse)
+        except ExecutorUnavailable:
+            raise  # the caller's setting: paying programs as killed would hide it in the rewards
         except SandboxError as e:
             return _unavailable(e)
 
     def run_many(self, codes: Sequence[str] | Iterable[str], limits: Limits | None = None,
                  rehearse: Sequence[str] = ()) -> list[SandboxResult]:
         """:meth:`SandboxPool.run_many` on :attr:`pool` (results in input order); a sandbox that
-        cannot start gives every program a ``killed`` result instead of :class:`SandboxError`."""
+        cannot start gives every program a ``killed`` result instead of :class:`SandboxError`, but
+        an executor that cannot run programs raises :class:`~.result.ExecutorUnavailable`."""
         codes = list(codes)
         try:
             return self.pool.run_many(codes, limits, rehearse)
+        except ExecutorUnavailable:
+            raise
         except SandboxError as e:
             return [_unavailable(e) for _ in codes]
 
