@@ -3,8 +3,11 @@
 Scores every trace of the JSONL file (see that module for the line format), prints a per-step
 table (trace, S<k>, verdict, formula, reason) and the Table 2 / App. B.2 metrics for all, solved
 and failed traces, and writes the JSON report with every verdict (default
-``<traces>.report.json``). Exit status 2 when the env is not one check-trace handles or a file
-cannot be read or written.
+``<traces>.report.json``). A line that cannot be checked (not JSON, nested deeper than the
+loaders' 32 levels, no instance or output, an instance the env refuses) is reported, not fatal:
+counted under the tables ("N line(s) could not be checked"), its line number and reason in the
+JSON report, and the exit status stays 0. Exit status 2 when the env is not one check-trace
+handles or a file cannot be read or written.
 
 :func:`add_parser` adds the subcommand; :func:`run` is the same as a function (tables on
 ``stream``); :func:`format_report` the tables of a report.
@@ -114,7 +117,12 @@ def cmd_check_trace(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``check-trace`` to an ``argparse`` subparsers object."""
     p = sub.add_parser(
-        "check-trace", help="verify reasoning traces step by step (Spring Definitions 1-6) and print Table 2 metrics")
+        "check-trace", help="verify reasoning traces step by step (Spring Definitions 1-6) and print Table 2 metrics",
+        description="Verify every trace of a JSONL file step by step (Spring Definitions 1-6), print the per-step "
+                    "table and the Table 2 metrics, and write the JSON report. A line that cannot be checked "
+                    "(not JSON, nested too deep, no instance or output) is reported with its line number and "
+                    "reason, and the others are still scored: exit status 0. Status 2: an env check-trace does "
+                    "not handle, or a file that cannot be read or written.")
     p.add_argument("env_id", help="SolverZebra-v0, SolverKnights-v0 or SolverLSAT-v0")
     p.add_argument("traces", help='JSONL file: one {"instance": ..., "output": ...} per line')
     p.add_argument("--out", default=None, help="JSON report path (default: <traces>.report.json)")

@@ -129,3 +129,54 @@ def test_check_trace_takes_gymnasiums_module_form(tmp_path, monkeypatch):
     assert report["n"] == 1 and [s["label"] for s in report["traces"][0]["steps"]] == ["novel"] * 3
     with pytest.raises(ModuleNotFoundError):
         check_trace("no_such_module_xyz:CtKnights-v0", [])
+
+
+DEEP = 100_000  # far past the parser's recursion limit, as a hostile or broken writer makes them
+
+
+def _deep(depth: int) -> dict:
+    """``{"a": {"a": ...}}`` ``depth`` levels deep, built without recursion."""
+    top = cur = {}
+    for _ in range(depth):
+        cur["a"] = {}
+        cur = cur["a"]
+    return top
+
+
+def test_a_record_nested_too_deep_is_a_reported_bad_line(tmp_path, capsys):
+    """Issue 43, item 10: a line nested 100,000 deep made ``json.loads`` raise ``RecursionError``
+    out of ``check_trace`` (and ``solvergym check-trace`` exit 1 with a traceback), though the
+    docstring promises a bad line is "reported, not fatal". Now it is a bad line with its number
+    and reason, the traces around it are scored, and the command exits 0 as for any bad line."""
+    inst, traces = _knights()
+    good = json.dumps({"id": "gold", "instance": inst.to_dict(), "output": traces["gold"]})
+    deep_line = '{"id": "deep", "instance": ' + "[" * DEEP + "]" * DEEP + ', "output": "x"}'
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([good, deep_line, "", good]) + "\n")
+    report = check_trace("SolverKnights-v0", path)
+    assert report["n"] == 2 and report["bad_lines"] == 1
+    assert [t.get("line") for t in report["traces"]] == [1, 2, 4]
+    assert report["traces"][1] == {"id": 2, "line": 2, "error": "ValueError: the line is not usable JSON: "
+                                                               "nested deeper than 32 levels"}
+    assert [report["traces"][i]["reward"] for i in (0, 2)] == [pytest.approx(1.55)] * 2
+
+    # in memory: the same line as text, and records whose values nest that deep (the report,
+    # which carries a record's id, must still be writable as JSON)
+    records = [deep_line, {"id": _deep(DEEP), "instance": inst.to_dict(), "output": traces["gold"]},
+               {"id": "deep-instance", "instance": _deep(DEEP), "output": traces["gold"]},
+               {"id": "ok", "instance": inst, "output": traces["gold"]}]
+    mem = check_trace("SolverKnights-v0", records, tmp_path / "mem.json")
+    assert mem["n"] == 1 and mem["bad_lines"] == 3 and mem["traces"][3]["reward"] == pytest.approx(1.55)
+    assert [t["error"] for t in mem["traces"][:3]] == [
+        "ValueError: the line is not usable JSON: nested deeper than 32 levels",
+        "ValueError: the record is nested deeper than 32 levels",
+        "ValueError: the record is nested deeper than 32 levels"]
+    assert [t["id"] for t in mem["traces"]] == [1, 2, 3, "ok"]  # a refused record is named by its position
+    assert json.loads((tmp_path / "mem.json").read_text())["bad_lines"] == 3
+
+    out = tmp_path / "t.report.json"
+    assert main(["check-trace", "SolverKnights-v0", str(path), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "1 line(s) could not be checked" in printed and "nested deeper than 32 levels" in printed
+    written = json.loads(out.read_text())
+    assert written["bad_lines"] == 1 and written["traces"][1]["line"] == 2

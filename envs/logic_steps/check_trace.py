@@ -9,7 +9,10 @@ with the instance and the model's output::
 (``completion`` or ``response`` are accepted for ``output``.) Every output is verified as in trace
 mode (Spring §4.2-4.3); the report holds every trace's verdicts and metrics and the Table 2 /
 App. B.2 summary for all, solved and failed traces (Cell Acc and Person Acc over all cells /
-characters, as App. B.2 defines them). Lines that cannot be read are reported, not fatal.
+characters, as App. B.2 defines them). Lines that cannot be read are reported, not fatal: a line is read with
+the bounds every loader keeps (``envs/records.py``: at most 8 Mi characters, 32 levels deep), so
+a record nested 100,000 deep is a bad line with its reason, not a ``RecursionError`` out of
+:func:`check_trace` (nor out of :func:`write_report`, for a deep record given in memory).
 
 :func:`check_trace` scores a file or a list of records and returns (and optionally writes) the
 report, whose ``report["traces"][i]["steps"]`` are trace i's per-step verdicts (label, reason,
@@ -26,6 +29,7 @@ from typing import Any, Iterable, Iterator, Mapping
 import gymnasium as gym
 
 from ..problem import PROBLEMS, get_problem
+from ..records import check_value, parse_json
 from .metrics import summarize, trace_row
 from .problem import StepProblem
 
@@ -70,7 +74,9 @@ def check_trace(
     ``traces`` is a JSONL file's path or, in memory, an iterable of records (dicts, or JSON text
     of one): ``{"id": ..., "instance": ..., "output": ...}``. A record that cannot be checked is
     reported (``report["bad_lines"]``, an ``error`` in its entry), never raised; ``line`` is its
-    1-based position. Raises ``KeyError`` for an env it cannot make, ``OSError`` for a file it
+    1-based position. That includes a record that is not usable JSON (too long, or nested past
+    :data:`~solvergym.envs.records.MAX_DEPTH` levels, which the parser would meet with a
+    ``RecursionError``), as text or as a value in memory. Raises ``KeyError`` for an env it cannot make, ``OSError`` for a file it
     cannot read or write and ``TypeError`` when ``traces`` is neither a path nor an iterable.
     """
     problem = trace_problem(env_id, **(env_kwargs or {}))
@@ -78,7 +84,14 @@ def check_trace(
     for lineno, line in _records(traces):
         tid: Any = lineno
         try:
-            rec = json.loads(line) if isinstance(line, str) else line
+            if isinstance(line, str):
+                rec = parse_json(line, what="the line")
+            else:
+                rec = line
+                try:  # its id and error go into the report, which is JSON too
+                    check_value(rec)
+                except ValueError as e:
+                    raise ValueError(f"the record is {e}") from None
             if not isinstance(rec, Mapping):
                 raise ValueError("a line must be a JSON object")
             tid = rec.get("id", lineno)
@@ -89,7 +102,9 @@ def check_trace(
                 raise ValueError('no "instance"')
             instance = problem.coerce(rec["instance"])
             res = problem.score_trace(instance, output)
-        except (ValueError, TypeError, KeyError) as e:
+        # RecursionError: the last guard of "reported, not fatal" for whatever a family's own
+        # reading recurses on (the line itself is depth-checked above, without recursion)
+        except (ValueError, TypeError, KeyError, RecursionError) as e:
             bad += 1
             traces_out.append({"id": tid, "line": lineno, "error": f"{type(e).__name__}: {e}"[:300]})
             continue
