@@ -16,6 +16,9 @@ The command line takes an id through :func:`resolve_env_id`: any id whose entry 
 solvergym mode, in Gymnasium's ``module:Env-v0`` form too (the module is imported first, as
 ``gym.make`` does, with the working directory on ``sys.path`` as ``python -m`` puts it there:
 :func:`import_user_module`); anything else is a one-line ``ValueError`` with a "did you mean".
+An id read from data (an adapter's dataset row) is resolved with ``imports=False``: it names a
+registered id and never imports a module; modules are imported only where the user names them
+(``--import``, an id given to a command or to an adapter's constructor).
 """
 from __future__ import annotations
 
@@ -188,15 +191,26 @@ class UnknownEnv(KeyError, ValueError):
         return str(self.args[0]) if self.args else ""
 
 
-def resolve_env_id(env_id: str) -> str:
+def resolve_env_id(env_id: str, *, imports: bool = True) -> str:
     """The registered id that ``env_id`` names, after importing its module where it is written
     ``module:Env-v0`` (Gymnasium's form; ``solvergym:SolverSAT-v0`` too). A ``ValueError`` in one
     line for an id that is not registered (with the closest known ids) or that no solvergym
-    mode serves (:class:`UnknownEnv`)."""
+    mode serves (:class:`UnknownEnv`).
+
+    ``imports=False`` is for an id read from data (a dataset row): nothing is imported, so a row
+    cannot run code (``this:SolverSAT-v0`` would print the Zen of Python; a row naming a module
+    in the working directory would run it). ``module:Env-v0`` is then accepted only where the
+    module is already imported, which is the user's doing (``--import``, an adapter's
+    constructor); otherwise it is refused, saying where to import it."""
     if not isinstance(env_id, str) or not env_id.strip():
         raise UnknownEnv(f"an env id is a non-empty string such as SolverSAT-v0, got {env_id!r}")
     module, sep, name = env_id.strip().rpartition(":")
-    if sep:
+    if sep and not imports:
+        if module not in sys.modules:
+            raise UnknownEnv(f"{env_id!r} names the module {module!r}, which is not imported, and an id read "
+                             f"from data never imports one: import it where you build the adapter (--import "
+                             f"{module}, or {env_id} given to the adapter's constructor), or name a registered id")
+    elif sep:
         try:
             import_user_module(module)
         except ValueError as e:
