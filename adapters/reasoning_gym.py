@@ -13,9 +13,11 @@ reasoning-gym is what NeMo Gym's reasoning_gym server, OpenEnv's reasoning_gym e
 reasoning-core read, so one registration reaches them. An entry's ``question`` is the env's
 prompt, ``answer`` the oracle's response (an answer block in the env's format), and ``metadata``
 the env id, its keyword arguments and the instance (JSON), which is all :func:`score_answer`
-needs: it scores the response as the env does (:mod:`.scoring`), so the score is the env's
-reward, SAT-RL's scale included (from -1-eps to 1 + the format's 0.1), not reasoning-gym's usual
-[0, 1]; a response that is not text, or an entry that is not one of these, scores 0.0. The
+needs: it scores the response as the env does (:func:`~.scoring.score_row`), so the score is the
+env's reward, SAT-RL's scale included (from -1-eps to 1 + the format's 0.1), not reasoning-gym's
+usual [0, 1]; a response that is not text, or an entry that is not one of these (any metadata
+that cannot be read or posed, an env id that is not registered: an entry imports no module),
+scores 0.0 and never raises. The
 response is the model's whole reply with its final answer block, as the question asks (the env
 reads the answer out of it); an extracted bare answer such as ``yes`` carries no answer block and
 earns what such a reply earns from the env.
@@ -33,7 +35,7 @@ from typing import Any, Optional, Sequence
 import gymnasium as gym
 
 from ..registry import env_ids, resolve_env_id
-from .scoring import ENV_COLUMN, INSTANCE_COLUMN, KWARGS_COLUMN, env_kwargs_of, scorer_for
+from .scoring import ENV_COLUMN, INSTANCE_COLUMN, KWARGS_COLUMN, score_row
 
 __all__ = ["register", "single_turn_ids", "PREFIX"]
 
@@ -74,13 +76,11 @@ def _dataset_class():
 
         def score_answer(self, answer: Optional[str], entry: dict[str, Any]) -> float:
             meta = entry.get("metadata") if isinstance(entry, dict) else None
-            if not isinstance(meta, dict) or INSTANCE_COLUMN not in meta:
+            if not isinstance(meta, dict):
                 return 0.0
-            try:
-                scorer = scorer_for(meta.get(ENV_COLUMN, self.env_id), env_kwargs_of(meta.get(KWARGS_COLUMN)))
-            except ValueError:
-                return 0.0
-            return scorer.score_row(answer, meta).reward
+            row = {ENV_COLUMN: meta.get(ENV_COLUMN, self.env_id), KWARGS_COLUMN: meta.get(KWARGS_COLUMN),
+                   INSTANCE_COLUMN: meta.get(INSTANCE_COLUMN)}
+            return score_row(answer, row).reward
 
     return SolverGymDataset
 

@@ -9,10 +9,11 @@
 
 TRL calls a reward function with ``prompts``, ``completions`` and every dataset column as a list
 (one entry per completion); :func:`reward_fn` reads the row's ``solvergym_*`` columns that
-:func:`trl_rows` wrote and returns the env's own reward per completion (:mod:`.scoring`). A row it
-cannot score gets 0.0, and the reasons of the last call are kept on the function
-(``fn.last_scores``) and warned about once per kind, so a misconfigured run says why its rewards
-are zero instead of crashing. ``asynchronous=True`` returns a coroutine function (TRL awaits
+:func:`trl_rows` wrote and returns the env's own reward per completion
+(:func:`~.scoring.score_row`). A row it cannot score (a row of another env or keyword
+arguments, one nested too deep, an instance the env refuses) gets 0.0, and the reasons of the
+last call are kept on the function (``fn.last_scores``) and warned about once per kind, so a
+misconfigured run says why its rewards are zero instead of crashing. ``asynchronous=True`` returns a coroutine function (TRL awaits
 several concurrently), each completion scored in a worker thread with ``timeout_s``.
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ import asyncio
 import warnings
 from typing import Any, Callable
 
-from .scoring import ENV_COLUMN, INSTANCE_COLUMN, KWARGS_COLUMN, EnvScorer, Score, task_rows
+from .scoring import ENV_COLUMN, INSTANCE_COLUMN, KWARGS_COLUMN, EnvScorer, Score, score_row, task_rows
 
 __all__ = ["reward_fn", "trl_rows", "trl_dataset"]
 
@@ -74,7 +75,7 @@ def reward_fn(env_id: str, *, asynchronous: bool = False, timeout_s: float | Non
             return [Score(0.0, "bad_completion", f"completions must be a list, got {type(completions).__name__}")]
         completions = listed
         rows = _rows(len(completions), columns)
-        return [scorer.score_row(c, r) for c, r in zip(completions, rows)]
+        return [score_row(c, r, scorer) for c, r in zip(completions, rows)]
 
     if not asynchronous:
         def fn(prompts=None, completions=None, **columns) -> list[float]:
@@ -88,7 +89,7 @@ def reward_fn(env_id: str, *, asynchronous: bool = False, timeout_s: float | Non
 
             async def one(c, r) -> Score:
                 try:
-                    return await asyncio.wait_for(asyncio.to_thread(scorer.score_row, c, r), timeout_s)
+                    return await asyncio.wait_for(asyncio.to_thread(score_row, c, r, scorer), timeout_s)
                 except asyncio.TimeoutError:
                     return Score(0.0, "error", f"scoring took longer than {timeout_s} s")
             return _finish(list(await asyncio.gather(*(one(c, r) for c, r in zip(completions, rows)))))

@@ -14,7 +14,10 @@ dataset row, offers every other public method as a tool (typed arguments, a docs
 - ``reset(**row)`` poses the row's instance (the ``solvergym_instance`` column :func:`~.trl.trl_rows`
   writes; without one, the row's ``seed``: every member of a group then gets the same instance, the
   shared key TRL's docs ask for); it returns nothing when the row already holds the prompt, else
-  the env's first observation.
+  the env's first observation. A row whose instance cannot be posed (not JSON, nested 100,000
+  levels deep, refused by the env: :func:`~.scoring.pose`, the adapters' shared reader) ends the
+  episode at once: ``reset`` returns the reason, kept in ``error``; every tool answers it and
+  ``get_reward()`` is 0.0.
 - ``run_<solver>(code)`` (one per solver the env offers: ``run_z3``, ``run_python_sat``, ...) is
   one ``<tool_call>`` turn of the env: the program runs in the sandbox (isolated, time- and
   memory-limited, never in the trainer's process, which is where TRL runs its own tools) and
@@ -28,13 +31,12 @@ and changes nothing; nothing a model does here raises into the trainer.
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import gymnasium as gym
 
 from ..registry import resolve_env_id
-from .scoring import INSTANCE_COLUMN
+from .scoring import INSTANCE_COLUMN, BadRow, pose, reads_row
 
 __all__ = ["environment_factory"]
 
@@ -65,19 +67,28 @@ def environment_factory(env_id: str = "SolverTool-v0", **env_kwargs: Any) -> typ
 
     def __init__(self) -> None:
         self.env = gym.make(env_id, **env_kwargs).unwrapped
-        self.done, self.total, self.last = True, 0.0, ""
+        self.done, self.total, self.last, self.error = True, 0.0, "", ""
 
     def reset(self, **row: Any) -> str | None:
         instance = row.get(INSTANCE_COLUMN)
-        if isinstance(instance, str):
-            instance = json.loads(instance)
         seed = row.get("seed")
-        obs, _ = self.env.reset(seed=int(seed) if isinstance(seed, int) and instance is None else None,
-                                options={"instance": instance} if instance is not None else None)
-        self.done, self.total, self.last = False, 0.0, obs
+        self.done, self.total, self.error = False, 0.0, ""
+        try:
+            if instance is not None:
+                obs, _ = pose(self.env, instance)
+            else:  # the group's shared seed (or the env's own draw); a seed the env refuses is the row's fault
+                seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else None
+                obs, _ = reads_row("the row's seed")(self.env.reset)(seed=seed)
+        except BadRow as e:  # the row's fault: this episode pays 0.0 and says why, the run goes on
+            self.done, self.error = True, str(e)
+            self.last = f"The row cannot be posed: {self.error}"
+            return self.last
+        self.last = obs
         return None if row.get("prompt") else obs
 
     def _call(self, action: str, argument: Any) -> str:
+        if self.error:
+            return f"The row cannot be posed: {self.error}"
         if self.done:
             return _ENDED
         if not isinstance(argument, str):

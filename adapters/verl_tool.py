@@ -20,11 +20,15 @@ Lifecycle. :meth:`~SolverGymTool.create` takes the row's ``create_kwargs`` (``gr
 instance JSON :func:`verl_tool_rows` writes; ``env_kwargs``: the row's, over the YAML's), spread
 or as verl 0.9's ``create_kwargs={...}``; the episode is posed on the first call. verl 0.9's
 ``ToolAgentLoop`` creates, executes and releases an instance per call and hands ``execute`` the
-rollout (``agent_data``): the episode is then the rollout's (``agent_data.request_id``), it
-outlives each call's instance, and ``execute`` writes its return to ``agent_data.extra_fields``
-(``solvergym_return``, ``_done``, ``_correct``), which verl's reward loop hands the reward function
-in ``extra_info``: :func:`compute_score` returns it. Without ``agent_data`` (one instance per
-rollout) the episode is the instance's, closed by :meth:`~SolverGymTool.release`. ``execute``
+rollout (``agent_data``): the episode is then the rollout's (``agent_data.request_id``) and
+outlives each call's instance; ``execute`` records it as an :class:`EpisodeReturn` in
+``agent_data.extra_fields[RETURN_FIELD]``, which verl's reward loop merges into the row's
+``extra_info`` (``reward_manager/naive.py``: ``extra_info.update(tool_extra_fields.items())``) for
+:func:`compute_score`. A rollout that called no tool keeps the row's own ``extra_info``, so
+:func:`compute_score` trusts only that object, which no row can hold (parquet holds JSON types; Ray
+carries the object pickled, as its class): a row's ``{"solvergym_return": 2.2}`` scores 0.0,
+``no_episode``. Without ``agent_data`` (one instance per rollout) the episode is the instance's,
+closed by :meth:`~SolverGymTool.release`. ``execute``
 returns the reward the env paid this step (under its default ``reward_timing="end"``, 0.0 for a
 tool call, all on the answer); :meth:`~SolverGymTool.calc_reward` the return so far. Where a
 rollout may end unanswered (verl's turn or length limits), ``reward_timing="per_call"`` keeps what
@@ -39,9 +43,10 @@ ended ones' returns. A trainer that never releases leaks nothing unbounded.
 Bad input (an unknown or released instance, parameters that are not a dict, a missing or non-text
 ``code``/``answer``, a call after the episode ended, a ground truth or keyword arguments the env
 refuses) is a message, 0.0 and ``metrics["status"]``/``["reason"]``; the env is not stepped and
-nothing raises into the rollout. Steps wait on the sandbox: they run in a worker thread
-(``asyncio.to_thread``), one at a time per episode, and an env whose problem is not thread-safe
-steps under the lock every scorer shares.
+nothing raises into the rollout (the row is read by :mod:`.scoring`'s readers, behind their one
+guard: a row nested too deep or with a keyword the env lacks is ``bad_row``). Steps wait on the
+sandbox: they run in a worker thread (``asyncio.to_thread``), one at a time per episode, and an
+env whose problem is not thread-safe steps under the lock every scorer shares.
 
 With verl importable (``make install`` installs verl 0.9.1 with ``--no-deps``),
 :class:`SolverGymTool` subclasses ``verl.tools.base_tool.BaseTool`` and uses verl's
@@ -68,8 +73,8 @@ import gymnasium as gym
 
 from ..registry import resolve_env_id
 from . import scoring
-from .scoring import MAX_INSTANCE_CHARS, env_kwargs_of
-from .verl import verl_rows, write_parquet
+from .scoring import MAX_INSTANCE_CHARS, BadRow, env_kwargs_of, make_row_env, pose
+from .verl import RETURN_FIELD, EpisodeReturn, compute_tool_score, verl_rows, write_parquet
 
 try:  # verl pins a CUDA stack: anything failing in its import leaves the local stand-ins
     from verl.tools.base_tool import BaseTool as _Base
@@ -95,9 +100,9 @@ except Exception:  # noqa: BLE001
             self.config, self.tool_schema = config, tool_schema
             self.name = _schema_dict(tool_schema)["function"]["name"]
 
-__all__ = ["SolverGymTool", "ToolResponse", "HAVE_VERL", "MAX_EPISODES", "RECORDS_PER_EPISODE", "tool_names",
-           "tool_schema", "tool_config", "write_tool_config", "verl_tool_rows", "write_verl_tool_parquet",
-           "function_tools", "compute_score"]
+__all__ = ["SolverGymTool", "ToolResponse", "HAVE_VERL", "MAX_EPISODES", "RECORDS_PER_EPISODE", "RETURN_FIELD",
+           "EpisodeReturn", "tool_names", "tool_schema", "tool_config", "write_tool_config", "verl_tool_rows",
+           "write_verl_tool_parquet", "function_tools", "compute_score"]
 
 #: the instances a tool keeps and the episodes a process keeps open (YAML ``config.max_episodes``)
 MAX_EPISODES = 1024
@@ -192,18 +197,9 @@ def write_verl_tool_parquet(path: str | Path, env_id: str, count: int, /, *, see
     return write_parquet(path, verl_tool_rows(env_id, count, seed=seed, split=split, **env_kwargs))
 
 
-def compute_score(data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any = None,
-                  **kwargs: Any) -> dict[str, Any]:
-    """verl's reward signature for a tool rollout: the episode's return, as :class:`SolverGymTool`
-    left it in the rollout's ``extra_fields`` (verl's reward loop merges them into ``extra_info``);
-    0.0 with the reason for a rollout that called no solvergym tool."""
-    info = extra_info if isinstance(extra_info, dict) else {}
-    value = info.get("solvergym_return")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return {"score": float(value), "status": "ok", "reason": "", "correct": info.get("solvergym_correct"),
-                "done": bool(info.get("solvergym_done"))}
-    return {"score": 0.0, "status": "no_episode", "reason": "the rollout called no solvergym tool", "correct": None,
-            "done": False}
+#: verl's reward function for a tool rollout (``reward.custom_reward_function.name=compute_score``
+#: with this module's path): :func:`~.verl.compute_tool_score`, the rollout's :class:`EpisodeReturn`
+compute_score = compute_tool_score
 
 
 # ------------------------------------------------------------------------------------------- episodes
@@ -384,9 +380,10 @@ class SolverGymTool(_Base):
         handle = _Handle(ground_truth, error=self._row_error(ground_truth))
         try:
             handle.kwargs = {**self.env_kwargs, **env_kwargs_of(env_kwargs)}
-            handle.kwargs_json = json.dumps(handle.kwargs, sort_keys=True)
-        except (ValueError, TypeError) as e:
-            handle.error = f"the row's env keyword arguments: {str(e)[:300]}"
+        except BadRow as e:
+            handle.error = str(e)
+        else:  # checked by env_kwargs_of (no deeper than the records' bound): serialises
+            handle.kwargs_json = json.dumps(handle.kwargs, sort_keys=True, default=str)
         gone = []
         with self._lock:
             if instance_id in self._handles:
@@ -461,9 +458,15 @@ class SolverGymTool(_Base):
         handle.episode = key = self._key(instance_id, handle, rollout)
         text, reward, metrics = await asyncio.to_thread(self._step, key, handle, action)
         fields = getattr(agent_data, "extra_fields", None)
-        if rollout and isinstance(fields, dict) and "return" in metrics:  # verl's reward loop reads these
-            fields.update(solvergym_return=metrics["return"], solvergym_done=metrics["done"],
-                          solvergym_correct=metrics.get("correct"))
+        if rollout and isinstance(fields, dict) and "return" in metrics:  # verl's reward loop reads it
+            failed = metrics["status"] not in ("ok", "ended")  # the episode stopped: why, for the score
+            record = EpisodeReturn(float(metrics["return"]), bool(metrics["done"]), metrics.get("correct"),
+                                   int(metrics["turn"]), metrics["status"] if failed else "ok",
+                                   str(metrics["reason"]) if failed else "")
+            # parallel calls of one turn step in order but may come back out of it: keep the latest
+            held = fields.get(RETURN_FIELD)
+            if not isinstance(held, EpisodeReturn) or held.turns <= record.turns:
+                fields[RETURN_FIELD] = record
         return text, reward, metrics
 
     def _step(self, key: tuple, handle: _Handle, action: str) -> tuple[str, float, dict]:
@@ -493,14 +496,14 @@ class SolverGymTool(_Base):
         """Make the env and pose the row's instance (``reset(options={"instance": ...})``, as every
         adapter poses one; JSON text is parsed by the env, bounded); why not, if it refuses."""
         try:
-            env = gym.make(self.env_id, **handle.kwargs).unwrapped
-        except Exception as e:  # noqa: BLE001 - a row's bad keyword arguments: that row only
-            return f"{self.env_id} with {handle.kwargs} cannot be made: {str(e)[:300]}"
+            env = make_row_env(self.env_id, handle.kwargs)
+        except BadRow as e:  # a row's bad keyword arguments: that row only
+            return str(e)
         try:
-            env.reset(options={"instance": handle.ground_truth})
-        except (ValueError, TypeError, KeyError) as e:
+            pose(env, handle.ground_truth)
+        except BadRow as e:
             env.close()
-            return f"{self.env_id} refuses the row's instance: {str(e)[:300]}"
+            return str(e)
         ep.env = env
         return ""
 
@@ -509,10 +512,10 @@ class SolverGymTool(_Base):
         """One env step of ``ep`` (under its lock)."""
         if ep.status != "ok":
             return (f"The tool cannot run: {ep.reason}", 0.0,
-                    {"status": ep.status, "reason": ep.reason, "return": ep.total, "done": True})
+                    {"status": ep.status, "reason": ep.reason, "return": ep.total, "turn": ep.turns, "done": True})
         if ep.done or ep.env is None:
             return _ENDED, 0.0, {"status": "ended", "reason": "the episode has ended", "return": ep.total,
-                                 "done": True, "correct": ep.correct}
+                                 "turn": ep.turns, "done": True, "correct": ep.correct}
         env = ep.env
         try:
             if getattr(env, "concurrent_steps", True):
@@ -523,7 +526,7 @@ class SolverGymTool(_Base):
         except Exception as e:  # noqa: BLE001 - the env's own step failing ends this episode, not the rollout
             ep.done, ep.status, ep.reason = True, "error", f"{type(e).__name__}: {str(e)[:300]}"
             return (f"The tool failed: {type(e).__name__}", 0.0,
-                    {"status": "error", "reason": ep.reason, "return": ep.total, "done": True})
+                    {"status": "error", "reason": ep.reason, "return": ep.total, "turn": ep.turns, "done": True})
         ep.total += float(reward)
         ep.turns += 1
         ep.done = bool(terminated or truncated)

@@ -157,12 +157,13 @@ def test_verl_09_rollout_form_shares_one_episode_across_per_call_instances(rows)
 
     a, b = run(parallel())
     assert sorted([a[2]["turn"], b[2]["turn"]]) == [1, 2] and "stdout: a" in a[0].text
-    assert agent_data.extra_fields["solvergym_return"] == 0.0 and agent_data.extra_fields["solvergym_done"] is False
+    record = agent_data.extra_fields[verl_tool.RETURN_FIELD]
+    assert (record.value, record.done, record.turns) == (0.0, False, 2)
     resp, reward, metrics = run(call("answer", {"answer": second}))
     programs = [f"<tool_call>\n{c}\n</tool_call>" for c in ("print('a')", code_of(first))]
     expected = [r for _, r in own_rewards(gt, (programs if a[2]["turn"] == 1 else programs[::-1]) + [second])]
     assert resp.text == "Correct." and metrics["turn"] == 3 and reward == expected[-1]
-    assert agent_data.extra_fields["solvergym_return"] == pytest.approx(sum(expected))
+    assert agent_data.extra_fields[verl_tool.RETURN_FIELD].value == pytest.approx(sum(expected))
     # verl's reward loop merges the rollout's extra_fields into extra_info
     extra_info = {**row["extra_info"], **agent_data.extra_fields}
     score = compute_score(row["data_source"], "the decoded response", gt, extra_info)
@@ -174,7 +175,7 @@ def test_verl_09_rollout_form_shares_one_episode_across_per_call_instances(rows)
     other = types.SimpleNamespace(request_id="req-2", extra_fields={})
     iid, _ = run(tools["answer"].create(create_kwargs=row["extra_info"]["tools_kwargs"]["answer"]["create_kwargs"]))
     assert run(tools["answer"].execute(iid, {"answer": second}, agent_data=other))[2]["turn"] == 1
-    assert run(tools["answer"].calc_reward(iid, agent_data=other)) == other.extra_fields["solvergym_return"]
+    assert run(tools["answer"].calc_reward(iid, agent_data=other)) == other.extra_fields[verl_tool.RETURN_FIELD].value
     run(tools["answer"].release(iid))
 
 
