@@ -40,10 +40,10 @@ class ExecutorUnavailable(SandboxError):
 
     A lease (``shared.PoolLease``) turns a :class:`SandboxError` into a ``killed`` result, so that
     an env on a machine where the local sandbox cannot start still steps; this subclass is never
-    turned into one. The executor is the caller's setting, not the machine's limits: as a result
-    it paid every program as killed (``solvergym eval --executor ray`` without Ray exited 0 with
-    the oracle's return halved), so it is raised where the setting is used instead: at the lease
-    (``gym.make``) for a missing Ray, at the first program for a cluster that cannot run it."""
+    turned into one. The executor is the caller's setting, not the machine's limits: turned into
+    results, it paid every program as killed (``solvergym eval --executor ray`` without Ray exited
+    0 with the oracle's return halved), so it is raised where the setting is used instead: at the
+    lease (``gym.make``) for a missing Ray, at the first program for a cluster that cannot run it."""
 
 
 @dataclass
