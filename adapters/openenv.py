@@ -187,9 +187,11 @@ def make_app(env_id: str, *, max_sessions: int = 8, http_routes: bool = False, c
 
 
 class _HttpEpisode:
-    """The one episode the HTTP routes drive: an env made on the first request, whose calls run one
-    at a time on one thread (Z3's main context, which the step-verified families use, is not
-    thread-safe; a session's env never changes threads on the WebSocket path either)."""
+    """The one episode the HTTP routes drive: one :func:`environment_class` instance (its gym env
+    made at the first ``/reset`` or ``/step``), whose calls run one at a time on one thread (Z3's
+    main context, which the step-verified families use, is not thread-safe; a session's env never
+    changes threads on the WebSocket path either). The env's own errors are HTTP errors, not 500s:
+    409 for a step without a live episode, 422 for a refused seed, instance, difficulty or value."""
 
     def __init__(self, cls: Callable[[], Environment]):
         self.env = cls()
