@@ -14,11 +14,8 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
 HINT = "pip install 'solvergym[ray]'"
 
 
@@ -31,12 +28,12 @@ def no_ray(tmp_path) -> dict:
     (shadow / "ray" / "__init__.py").write_text(
         "raise ModuleNotFoundError(\"No module named 'ray'\", name='ray')\n")
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(shadow), str(ROOT.parent), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["PYTHONPATH"] = os.pathsep.join([str(shadow), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.pop("RAY_ADDRESS", None)
     return env
 
 
-def _child(code: str, env: dict, cwd: Path) -> subprocess.CompletedProcess:
+def _child(code: str, env: dict, cwd) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True)
 
 
@@ -122,10 +119,31 @@ ray.shutdown()
 print(json.dumps(out))
 """
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT.parent), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.pop("RAY_ADDRESS", None)
     res = _child(code, env, tmp_path)
     assert res.returncode == 0, res.stderr[-3000:]
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert out[0] == "ExecutorUnavailable", out
     assert "failed to start on Ray" in out[1] and "the cluster has 0 CPUs free" in out[1], out
+
+
+@pytest.mark.slow
+def test_the_trainer_without_ray_fails_before_its_first_step(no_ray, tmp_path):
+    """The trainer makes its envs with ``TrainConfig.env_kwargs`` (``solvergym train --env-kwargs
+    executor=ray``): without Ray it stops there with the install hint instead of training on
+    rewards that paid every program as killed."""
+    code = """
+from solvergym.algorithms.config import TrainConfig
+from solvergym.algorithms.trainer import Trainer
+from solvergym.sandbox import SandboxError
+try:
+    Trainer(TrainConfig(env="SolverTool-v0", env_kwargs={"executor": "ray"}, prompts_per_step=1, group_size=2,
+                        progress=False))
+    print("made")
+except SandboxError as e:
+    print(type(e).__name__, e)
+"""
+    res = _child(code, no_ray, tmp_path)
+    assert res.returncode == 0, res.stderr[-3000:]
+    last = res.stdout.strip().splitlines()[-1]
+    assert last.startswith("ExecutorUnavailable ") and HINT in last, last
