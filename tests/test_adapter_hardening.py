@@ -165,6 +165,7 @@ def test_the_default_components_are_every_single_turn_envs():
 
 
 def test_verl_tool_scores_have_the_same_keys_with_and_without_an_episode():
+    pytest.importorskip("verl", reason="verl is not installed")
     from solvergym.adapters.verl_tool import SolverGymTool, verl_tool_rows
     from solvergym.adapters.verl_tool import compute_score as tool_score
 
