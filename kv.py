@@ -41,7 +41,9 @@ def parse_kv(items: Iterable[str] | None, *, fields: bool = False) -> dict[str, 
             try:
                 obj = json.loads(item)
             except json.JSONDecodeError as e:
-                raise ValueError(f"{item!r} is not a JSON object ({e})") from None
+                raise ValueError(f"{item[:80]!r} is not a JSON object ({e})") from None
+            except RecursionError:  # typed by hand or pasted from a record: never a traceback
+                raise ValueError(f"{item[:80]!r}... is nested too deep to be a JSON object") from None
             if not isinstance(obj, dict):
                 raise ValueError(f"{item!r} is not a JSON object")
             for k, v in obj.items():
@@ -58,6 +60,8 @@ def parse_kv(items: Iterable[str] | None, *, fields: bool = False) -> dict[str, 
                 value = json.loads(text)
             except json.JSONDecodeError:
                 pass  # kept as the string
+            except RecursionError:
+                raise ValueError(f"the value of {key!r} is nested too deep to read") from None
         put(key, value, item)
     return out
 
@@ -72,6 +76,8 @@ def coerce_value(value: str, current: Any) -> Any:
         parsed = json.loads(value)
     except json.JSONDecodeError:
         parsed = value
+    except RecursionError:
+        raise ValueError(f"{value[:80]!r}... is nested too deep to read") from None
     if isinstance(current, tuple) and isinstance(parsed, list):
         return tuple(parsed)
     if isinstance(current, float) and isinstance(parsed, int) and not isinstance(parsed, bool):

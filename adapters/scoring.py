@@ -42,6 +42,7 @@ from typing import Any, Callable, Iterator, Sequence, TypeVar
 import gymnasium as gym
 
 from ..envs.records import check_value, parse_json
+from ..sandbox.result import ExecutorUnavailable
 from ..registry import resolve_env_id
 
 __all__ = ["EnvScorer", "Score", "BadRow", "reads_row", "score_row", "task_rows", "scorer_for", "scorer_for_row",
@@ -80,13 +81,15 @@ def reads_row(what: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
     """The one guard of the adapters' row reading (the module docstring): the decorated reader
     raises :class:`BadRow` and nothing else. A ``ValueError`` (bad input, said so) keeps its
     message; anything else, which no reader means to raise (``RecursionError``, ``TypeError``,
-    ``MemoryError``...), is named by its type; both after ``what`` (the part of the row read)."""
+    ``MemoryError``...), is named by its type; both after ``what`` (the part of the row read). An
+    executor the user named that cannot run programs (posing an instance may run one) is not the
+    row's fault and passes through."""
     def guard(read: Callable[..., T]) -> Callable[..., T]:
         @functools.wraps(read)
         def guarded(*args: Any, **kwargs: Any) -> T:
             try:
                 return read(*args, **kwargs)
-            except BadRow:
+            except (BadRow, ExecutorUnavailable):
                 raise
             except Exception as e:  # noqa: BLE001 - a row is data: nothing it holds may raise into a trainer
                 # str() of a message, never repr() of the value: a deep value's repr would recurse again
@@ -247,6 +250,8 @@ class EnvScorer:
         pose(env, instance)  # a BadRow: the row's fault
         try:
             _, reward, _, _, info = env.step(text)
+        except ExecutorUnavailable:
+            raise  # the executor the user named is gone: every later reward would be wrong too
         except Exception as e:  # noqa: BLE001 - the env's own step failing must not take the trainer down
             return Score(0.0, "error", f"{type(e).__name__}: {str(e)[:_REASON_CHARS]}")
         return Score(float(reward), "ok", str(info.get("reason", "")), dict(info.get("reward_components", {})),
@@ -261,7 +266,9 @@ class EnvScorer:
 
 def score_row(completion: Any, row: Any, scorer: EnvScorer | None = None) -> Score:
     """``completion`` against a dataset ``row`` (``{ENV_COLUMN, KWARGS_COLUMN, INSTANCE_COLUMN}``,
-    any of them missing), never an exception: the completion adapters' one entry. With
+    any of them missing), never an exception for anything a row or completion holds (an executor
+    the user named that cannot run programs, :class:`~solvergym.sandbox.ExecutorUnavailable`, is
+    raised: every later reward would be wrong too): the completion adapters' one entry. With
     ``scorer`` (the adapter's own env), a row of another env or keyword arguments is refused;
     without, the row's env and keyword arguments choose the scorer (:func:`scorer_for_row`).
     A row that cannot be read or posed is 0.0 with ``status="bad_row"`` and the reason."""

@@ -72,6 +72,7 @@ from typing import Any, Callable
 import gymnasium as gym
 
 from ..registry import resolve_env_id
+from ..sandbox.result import ExecutorUnavailable
 from . import scoring
 from .scoring import MAX_INSTANCE_CHARS, BadRow, env_kwargs_of, make_row_env, pose
 from .verl import RETURN_FIELD, EpisodeReturn, compute_tool_score, verl_rows, write_parquet
@@ -401,6 +402,8 @@ class SolverGymTool(_Base):
         ``return``, ``done``, the program's ``tool_status``...)."""
         try:
             text, reward, metrics = await self._execute(instance_id, parameters, kwargs.get("agent_data"))
+        except ExecutorUnavailable:
+            raise  # issue 43 item 8: an executor that is gone is an error, never a program's status
         except Exception as e:  # noqa: BLE001 - the last guard: nothing raises into the rollout
             text, reward, metrics = f"The tool failed: {type(e).__name__}", 0.0, {
                 "status": "error", "reason": f"{type(e).__name__}: {str(e)[:300]}"}
@@ -523,6 +526,7 @@ class SolverGymTool(_Base):
             else:
                 with scoring.NOT_THREAD_SAFE:  # the lock every scorer steps such an env under
                     obs, reward, terminated, truncated, info = env.step(action)
+        except ExecutorUnavailable: raise  # noqa: E701 - as execute's: the executor, not the episode, failed
         except Exception as e:  # noqa: BLE001 - the env's own step failing ends this episode, not the rollout
             ep.done, ep.status, ep.reason = True, "error", f"{type(e).__name__}: {str(e)[:300]}"
             return (f"The tool failed: {type(e).__name__}", 0.0,
