@@ -89,9 +89,13 @@ def test_kv_parser_both_readings():
                                ([" =5"], True, "expected key=value"), (["k=1", "k=2"], False, "repeated key 'k'"),
                                (['{"k": 1}', "k=2"], False, "repeated key 'k'"), (["[1]"], False, "expected"),
                                (["{1}"], False, "is not a JSON object"), (['{"a": 1'], False, "is not a JSON object"),
-                               (["partial-kl=a", "partial_kl=b"], True, "repeated key 'partial_kl'")):
-        with pytest.raises(ValueError, match=msg):
+                               (["partial-kl=a", "partial_kl=b"], True, "repeated key 'partial_kl'"),
+                               (['{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"], False, "nested too deep"),
+                               (["a=" + "[" * 100_000 + "]" * 100_000], False, "'a' is nested too deep")):
+        with pytest.raises(ValueError, match=msg):  # a deep value was a RecursionError out of every command
             parse_kv(items, fields=fields)
+    with pytest.raises(ValueError, match="nested too deep"):
+        coerce_value("[" * 100_000 + "]" * 100_000, [])
 
 
 def test_bad_kwargs_exit_with_a_message():
