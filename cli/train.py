@@ -84,7 +84,12 @@ def cmd_train(args) -> int:
     cfg = _config(args)
     from ..algorithms.trainer import Trainer  # torch and accelerate: only when a run starts, after the checks
 
-    trainer = Trainer(cfg)
+    from ..sandbox import ExecutorUnavailable
+
+    try:  # the envs are made first, so an executor the config names but cannot use stops the run here
+        trainer = Trainer(cfg)
+    except ExecutorUnavailable as e:
+        raise SystemExit(f"solvergym train: {e}") from None
     history = trainer.train()
     if trainer.acc.is_main_process:
         if args.print_steps:

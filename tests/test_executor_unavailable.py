@@ -141,7 +141,7 @@ print(json.dumps(out))
 def test_the_trainer_without_ray_fails_before_its_first_step(no_ray, tmp_path):
     """The trainer makes its envs with ``TrainConfig.env_kwargs`` (``solvergym train --env-kwargs
     executor=ray``): without Ray it stops there with the install hint instead of training on
-    rewards that paid every program as killed."""
+    rewards that paid every program as killed; the command says so in one line."""
     code = """
 from solvergym.algorithms.config import TrainConfig
 from solvergym.algorithms.trainer import Trainer
@@ -157,3 +157,8 @@ except SandboxError as e:
     assert res.returncode == 0, res.stderr[-3000:]
     last = res.stdout.strip().splitlines()[-1]
     assert last.startswith("ExecutorUnavailable ") and HINT in last, last
+    res = subprocess.run([sys.executable, "-m", "solvergym.cli", "train", "--env", "SolverTool-v0", "--env-kwargs",
+                          "executor=ray", "--steps", "1", "--out", str(tmp_path / "run")], env=no_ray, cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr[-3000:]
+    assert res.stderr.strip().splitlines()[-1].startswith("solvergym train: ") and HINT in res.stderr
