@@ -1,9 +1,35 @@
 """K-Clique (App. B.1, graph): choose K vertices of an undirected graph every two of which are
-joined by an edge. Hyper-parameters: vertices N, clique size K, edges (drawn with density p)."""
+joined by an edge. Hyper-parameters: vertices N, clique size K, edges (their number drawn with
+density p, within the critical window).
+
+Issue 43: the decision's answer must not be readable off the prompt's surface. Yes instances used
+to be G(N, p) with a planted clique and no instances G(N, p) rejected until clique-free, so yes
+graphs had more edges, and on held-out prompts a threshold on one counted quantity (the prompt's
+length, its numbers) predicted the label 76-84% of the time and a ridge classifier over those and
+the words 76-83% (the majority class: 50%). Now an instance's shape
+(:meth:`CliqueProblem.draw_shape`) is its edge count M and the number R of vertices its edges
+touch (the distinct vertex numbers the edge list shows: at N = 6, M = 5 a triangle leaves more
+vertices bare, and that count alone told the label 62% of the time), drawn before its label, and
+both labels are uniform draws of G(N, M) with R touched vertices, redrawn until the label holds:
+by the symmetry of such draws under renaming vertices every edge has the same chance under both
+labels, and only how the edges are arranged decides. The shape is a cell of the critical window
+of (N, K): M where a K-clique is present in 15-85% of the draws of G(N, M) (e.g. 13..16 of 28
+pairs for N = 8, K = 4), split by R, each (M, R) kept where both answers stay that common
+(:func:`clique_cells`, measured once per (N, K) on a fixed seed). After: the classifiers are
+within 0.02 of the majority class at every level.
+
+The solving and counting queries draw at the same shapes; a solving instance is a draw of
+G(N, M) that has a K-clique (rejection with :func:`has_clique`), the same distribution as a
+decision's "yes", so every K-set is a clique equally often and a constant answer is right as
+often as a uniform guess (up to picking the luckiest of the 70 sets on a sample). The dataset
+levels are (N, K) = (8, 3), (8, 4), (10, 4): at (6, 3) the window (M = 4..6) admits almost only
+counts 0 and 1, so a count was a coin flip between two answers.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
+from math import comb
 
 import numpy as np
 
@@ -11,14 +37,27 @@ from ...problem import Knobs
 from ..family import LogicProblem
 from ..model import BoolModel
 from ..witness import format_ints, parse_ints
-from .graphs import check_edges, edge_text, gnp_edges, int_knob
+from .graphs import (cell_table, check_edges, critical_window, draw_cell, edge_text, gnm_edges, gnm_touching, int_knob,
+                     label_cells, sat_share)
 
-__all__ = ["CliqueKnobs", "CliqueProblem"]
+__all__ = ["CliqueKnobs", "CliqueProblem", "has_clique", "clique_window", "clique_cells"]
+
+#: a solving draw's rejections (at a shape of the window a draw has a clique 15% of the time or
+#: more) before the generator's own loop takes over
+_PLANT_TRIES = 50
+#: (n, k) -> the critical window's edge counts
+_WINDOWS: dict[tuple[int, int], tuple[int, ...]] = {}
+#: (n, k) -> the critical window's cells (edge count, touched vertices) and their weights
+_CELLS: dict[tuple[int, int], dict[tuple[int, int], float]] = {}
 
 
 @dataclass(frozen=True)
 class CliqueKnobs(Knobs):
-    """``n`` vertices, clique size ``k``, edge density ``p``."""
+    """``n`` vertices, clique size ``k``; ``p`` the edge density, which since issue 43 only tilts
+    the edge count within the critical window (:func:`clique_window`: the counts at which a
+    K-clique is neither rare nor near certain): M is drawn with the weights G(n, p) gives the
+    window's counts, so ``p`` = 0.5 leans to the window's middle for n = 8, k = 4 and a small ``p``
+    to its sparse end."""
 
     n: int = 8
     k: int = 4
@@ -31,13 +70,60 @@ class CliqueKnobs(Knobs):
             raise ValueError(f"p must be in (0, 1), got {self.p}")
 
 
+def has_clique(n: int, k: int, edges) -> bool:
+    """Whether the graph has ``k`` vertices every two of which are joined (branch and bound over
+    neighbourhood bitmasks, no solver): the window's and the solving draw's label."""
+    adj = [0] * n
+    for u, v in edges:
+        adj[u] |= 1 << v
+        adj[v] |= 1 << u
+
+    def grow(candidates: int, size: int) -> bool:
+        if size == k:
+            return True
+        while candidates and candidates.bit_count() >= k - size:
+            v = candidates.bit_length() - 1
+            candidates &= ~(1 << v)  # cliques through v are tried now; the rest never use it
+            if grow(candidates & adj[v], size + 1):
+                return True
+        return False
+
+    return grow((1 << n) - 1, 0)
+
+
+def clique_window(n: int, k: int) -> tuple[int, ...]:
+    """The edge counts M at which G(n, M) has a k-clique in 15-85% of draws (the critical window,
+    :func:`.graphs.critical_window`); ``ValueError`` where there is none (k = 2: one edge is a
+    2-clique, so every count but 0 answers yes)."""
+    if (n, k) not in _WINDOWS:
+        share = lambda m: sat_share((n, k, m), lambda rng: has_clique(n, k, gnm_edges(n, m, rng)))  # noqa: E731
+        _WINDOWS[n, k] = critical_window(share, 0, comb(n, 2))
+    if not _WINDOWS[n, k]:
+        raise ValueError(f"clique: no edge count on n={n} vertices makes a {k}-clique neither rare nor near certain, "
+                         f"so a decision's answer would show in its number of edges; choose a larger k")
+    return _WINDOWS[n, k]
+
+
+def clique_cells(n: int, k: int) -> dict[tuple[int, int], float]:
+    """The shapes (M edges, R vertices an edge touches) a clique instance on ``n`` vertices is
+    drawn at: the cells of the window's edge counts (:func:`clique_window`) where a k-clique is
+    present in 15-85% of the draws of G(n, M) that touch R vertices, each with its weight among
+    its count's draws (:func:`.graphs.label_cells`). ``ValueError`` where there is none."""
+    if (n, k) not in _CELLS:
+        table = cell_table(n, clique_window(n, k), lambda edges, rng: has_clique(n, k, edges), key=(n, k))
+        _CELLS[n, k] = label_cells(table)
+    if not _CELLS[n, k]:
+        raise ValueError(f"clique: no shape on n={n} vertices makes a {k}-clique neither rare nor near certain")
+    return _CELLS[n, k]
+
+
 class CliqueProblem(LogicProblem):
     """K-Clique as decision / solving / counting (``SolverLogic-v0(family="clique")``)."""
 
     name = "clique"
     category = "graph"
     Knobs = CliqueKnobs
-    levels = ({"n": 6, "k": 3}, {"n": 8, "k": 4}, {"n": 10, "k": 4})
+    levels = ({"n": 8, "k": 3}, {"n": 8, "k": 4}, {"n": 10, "k": 4})
     solvers = ("z3", "pysmt", "python-sat", "ortools")
     unfit = {"sympy": "'exactly K vertices' is a cardinality bound above one, which has no compact form in "
                       "sympy's Boolean algebra"}
@@ -45,14 +131,24 @@ class CliqueProblem(LogicProblem):
     witness_noun = "a clique of exactly K vertices (K vertices every two of which are joined by an edge)"
     count_noun = "cliques of exactly K vertices (sets of vertices, not orderings)"
 
+    def draw_shape(self, knobs, rng):
+        """``(M, R)``: M edges touching R vertices, a cell of the critical window (module docstring)."""
+        return draw_cell(clique_cells(knobs.n, knobs.k), comb(knobs.n, 2), float(knobs.p), rng)
+
     def random_data(self, knobs, rng, shape=None):
-        return {"n": knobs.n, "k": knobs.k, "edges": gnp_edges(knobs.n, float(knobs.p), rng)}
+        m, r = self.draw_shape(knobs, rng) if shape is None else shape
+        return {"n": knobs.n, "k": knobs.k, "edges": gnm_touching(knobs.n, m, r, rng)}
 
     def planted_data(self, knobs, rng, shape=None):
-        data = self.random_data(knobs, rng)
-        members = sorted(int(v) for v in rng.choice(knobs.n, size=knobs.k, replace=False))
-        edges = {tuple(e) for e in data["edges"]} | set(combinations(members, 2))
-        return {**data, "edges": [list(e) for e in sorted(edges)]}
+        """G(n, M) drawn until it has a k-clique: a decision's "yes" (no planted clique, whose
+        vertices' extra edges a reader could spot). The last draw if none in :data:`_PLANT_TRIES`
+        (the generator redraws)."""
+        shape = self.draw_shape(knobs, rng) if shape is None else shape
+        for _ in range(_PLANT_TRIES):
+            data = self.random_data(knobs, rng, shape)
+            if has_clique(knobs.n, knobs.k, data["edges"]):
+                break
+        return data
 
     @classmethod
     def check_data(cls, data):
@@ -109,6 +205,10 @@ class CliqueProblem(LogicProblem):
 
     def witness_hint(self, data):
         return f"```answer <the {data['k']} vertices, separated by spaces>```"
+
+    def witness_space(self, data):
+        """The k-subsets of the vertices, which :meth:`random_witness` draws from uniformly."""
+        return comb(data["n"], data["k"])
 
     def random_witness(self, data, rng):
         return format_ints(sorted(int(v) for v in rng.choice(data["n"], size=data["k"], replace=False)))
