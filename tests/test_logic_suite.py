@@ -252,11 +252,14 @@ _STATES_A_CONSTRAINT = {  # a line of the oracle's program that states one const
 def test_equivalence_pays_the_instances_formula_and_not_one_constraint_less(pool, family):
     # the oracle's program minus one constraint (the first line that states one; a sudoku's
     # constraints imply each other, so none is cut there), or with one name changed, states another
-    # formula: 0; auxiliaries of an encoding are quantified (python-sat)
+    # formula: 0; auxiliaries of an encoding are quantified (python-sat). The seed's instance must
+    # have a first constraint the others do not imply: clique's at seed 2 is vertex 0's first
+    # non-edge clause, and vertex 0 has too few edges to be in any 4-clique, so that is seed 1
+    seed = 1 if family == "clique" else 2
     for solver in family_class(family).solvers:
         env = gym.make("SolverTool-v0", task=family, query="solving", solver=solver, pool=pool,
                        reward_timing="per_call").unwrapped  # info explains each call as it is made
-        env.reset(seed=2)
+        env.reset(seed=seed)
         program = env.gold().program(solver)
         lines = program.splitlines()
         cut = min(i for i, line in enumerate(lines) if _STATES_A_CONSTRAINT[solver](line))
@@ -270,7 +273,7 @@ def test_equivalence_pays_the_instances_formula_and_not_one_constraint_less(pool
             _, _, _, _, info = env.step(f"<tool_call>\n{wrong}</tool_call>")
             assert info["equivalence"]["status"] == "not_equivalent", (solver, info["equivalence"])
             assert info["call_components"]["equivalence"] == 0.0
-            env.reset(seed=2)
+            env.reset(seed=seed)
         _, _, _, _, info = env.step(f"<tool_call>\n{program}</tool_call>")
         assert info["equivalence"]["status"] == "equivalent", (solver, info["equivalence"])
         assert info["call_components"]["equivalence"] == 1.0
