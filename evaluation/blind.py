@@ -18,6 +18,13 @@ and stratum, not a full ``reset``):
   problem's own :meth:`~solvergym.envs.problem.Problem.score`; the best of them, against the
   chance line (a uniform guess's mean reward, :func:`chance_line`) and abstaining's reward.
 
+  Where the answer names what the prompt shows (Knights' characters, Zebra's values), one text
+  cannot be given to every instance; the policy is then a rule that reads only those names (everyone a
+  knight, the values in the order given): the problem lists each right rule by a *key*
+  (``blind_candidates``) and writes the text a key gives on an instance (``blind_answer(instance,
+  key)``). A problem whose answers run a program scores them through ``constant_baseline``'s
+  ``score=`` (:func:`run_once`: a constant program runs once, as it reads nothing).
+
 ``solvergym eval logic-suite`` shows both beside the agent's accuracy; ``benchmarks/blind_baselines.py``
 prints them for every family; ``tests/test_blind_policies.py`` holds every family and registered id
 to them.
@@ -34,7 +41,7 @@ import numpy as np
 from ..envs.problem import Knobs, Problem, seed_stratum
 
 __all__ = ["draw", "surface_features", "SURFACE_FEATURES", "label_predictability", "constant_baseline",
-           "chance_line", "Predictability", "ConstantBaseline", "IDK"]
+           "chance_line", "Predictability", "ConstantBaseline", "IDK", "run_once"]
 
 #: the abstention every SAT-RL-style env offers (§3.4: ```idk``` scores 0 correctness)
 IDK = "```idk```"
@@ -194,6 +201,11 @@ class ConstantBaseline:
     reward: float         # its mean reward
     chance: float | None  # a uniform guess's mean reward (:func:`chance_line`), where one is defined
     idk: float | None     # abstaining's mean reward, where the env offers it
+    #: how many distinct answers (or keys) were right on some instance: the best was picked among
+    #: them, so a sampled share's slack grows with it
+    answers: int = 0
+    sd: float = 0.0       # the standard deviation of the best answer's reward over the instances
+    spread: float = 0.0   # the best answer's highest reward on an instance less its lowest
 
     def as_dict(self) -> dict[str, Any]:
         return {"n": self.n, "answer": self.answer, "share": self.share, "reward": self.reward,
@@ -213,33 +225,65 @@ def chance_line(problem: Problem, instances: Sequence) -> float | None:
     return float(np.mean(values))
 
 
-def _candidates(problem: Problem, instances: Sequence, limit: int) -> list[str]:
-    """Answer texts right on some instance, most often right first: each instance's gold answer,
-    and where the problem lists them (``blind_candidates(instance)``), every right answer."""
+def _tally(problem: Problem, instances: Sequence) -> Counter:
+    """How many instances each answer text (or key, where the problem has ``blind_answer``) is
+    right on: each instance's gold answer, and where the problem lists them
+    (``blind_candidates(instance)``), every right answer."""
     tally: Counter = Counter()
     lister = getattr(problem, "blind_candidates", None)
     for inst in instances:
         texts = lister(inst) if lister is not None else None
         for t in dict.fromkeys(texts if texts else [problem.gold(inst).answer]):
             tally[t] += 1
-    return [t for t, _ in tally.most_common(limit)]
+    return tally
+
+
+def _candidates(problem: Problem, instances: Sequence, limit: int) -> list[str]:
+    """Answer texts right on some instance, most often right first (:func:`_tally`)."""
+    return [t for t, _ in _tally(problem, instances).most_common(limit)]
+
+
+def run_once(problem: Any) -> Callable[[Any, str], Any]:
+    """A ``score`` for :func:`constant_baseline` over a problem whose answers are programs
+    (``extract_program(text)``, ``run(program)`` and ``score_run(instance, text, result)``, as
+    ``SolverOR-v0``'s): a constant answer reads nothing, so its program runs once, in the
+    sandbox, and that one result is scored against every instance (by the problem's own
+    ``score_run``)."""
+    results: dict[str, Any] = {}
+
+    def score(instance: Any, text: str):
+        program = problem.extract_program(text)
+        if program is None:
+            return problem.score(instance, text)  # no program: nothing runs
+        if text not in results:
+            results[text] = problem.run(program)
+        return problem.score_run(instance, text, results[text])
+
+    return score
 
 
 def constant_baseline(problem: Problem, instances: Sequence, *, candidates: int = 8,
-                      abstain: str | None = IDK) -> ConstantBaseline:
+                      abstain: str | None = IDK, score: Callable[[Any, str], Any] | None = None) -> ConstantBaseline:
     """The best of the ``candidates`` most often right answer texts (:func:`_candidates`), each
-    given to every instance and scored by ``problem.score``; ``abstain``'s reward beside it (None:
-    the env offers no abstention)."""
-    best: tuple[float, float, str] | None = None
-    for text in _candidates(problem, instances, candidates):
-        verdicts = [problem.score(inst, text) for inst in instances]
-        reward = float(np.mean([sum(v.components.values()) for v in verdicts]))
+    given to every instance and scored by ``problem.score`` (or ``score``, :func:`run_once`);
+    ``abstain``'s reward beside it (None: the env offers no abstention). Where the problem writes
+    a key's text per instance (``blind_answer(instance, key)``), the candidates are keys and each
+    instance gets its key's text."""
+    score = problem.score if score is None else score
+    render: Callable[[Any, str], str] | None = getattr(problem, "blind_answer", None)
+    tally = _tally(problem, instances)
+    best: tuple[float, float, str, np.ndarray] | None = None
+    for text, _ in tally.most_common(candidates):
+        verdicts = [score(inst, text if render is None else render(inst, text)) for inst in instances]
+        rewards = np.array([sum(v.components.values()) for v in verdicts], dtype=float)
         share = float(np.mean([bool(v.correct) for v in verdicts]))
-        if best is None or reward > best[0]:
-            best = (reward, share, text)
+        if best is None or rewards.mean() > best[0]:
+            best = (float(rewards.mean()), share, text, rewards)
     if best is None:
         raise ValueError("no instance has a gold answer to try as a constant")
     idk = None
     if abstain is not None:
-        idk = float(np.mean([sum(problem.score(inst, abstain).components.values()) for inst in instances]))
-    return ConstantBaseline(len(instances), best[2], best[1], best[0], chance_line(problem, instances), idk)
+        idk = float(np.mean([sum(score(inst, abstain).components.values()) for inst in instances]))
+    rewards = best[3]
+    return ConstantBaseline(len(instances), best[2], best[1], best[0], chance_line(problem, instances), idk,
+                            answers=len(tally), sd=float(rewards.std()), spread=float(rewards.max() - rewards.min()))

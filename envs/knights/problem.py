@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..logic_steps.problem import STEP_PAYMENT, StepProblem
+from ..logic_steps.problem import STEP_PAYMENT, StepProblem, format_answer
 from ..problem import Knobs
 from .generator import KnightsInstance, generate_knights
 from .verify import KNIGHTS
@@ -55,6 +55,39 @@ class KnightsProblem(StepProblem):
 
     def generate(self, knobs, rng):
         return generate_knights(knobs.n_people, rng, depth=knobs.depth, width=knobs.width)
+
+    # -- what a policy earns without reading (solvergym.evaluation.blind) ---------------------------
+    # The final answer is the roles of the characters the prompt lists. A policy that does not read
+    # the statements can still copy the names and give each a role by position ("everyone a
+    # knight"); such a rule is a key, the roles in the characters' order ("knight,knave,knight").
+    # Its minimal scored answer is the solution alone, {"solution": {...}}: r_accuracy is scored,
+    # while without premises nothing else is (no r_parsed, no process terms; r_format needs the
+    # other keys).
+    def blind_candidates(self, instance: KnightsInstance) -> list[str]:
+        """The one right rule: the solution's roles in the characters' order."""
+        return [",".join("knight" if b else "knave" for b in instance.solution)]
+
+    def blind_answer(self, instance: KnightsInstance, key: str) -> str:
+        """The answer rule ``key`` writes on ``instance``: the solution alone."""
+        return format_answer({"solution": dict(zip(instance.names, key.split(",")))})
+
+    def chance_reward(self, instance: KnightsInstance) -> float:
+        """The chance line: roles drawn uniformly, 1 in 2^n right, as :meth:`blind_answer` writes
+        them (the solution alone: 0.6 right, 0 wrong under the ``spring`` preset)."""
+        p = 1.0 / (1 << instance.n_people)
+        right, wrong = self._blind_rewards(instance)
+        return p * right + (1.0 - p) * wrong
+
+    def _blind_rewards(self, instance: KnightsInstance) -> tuple[float, float]:
+        """The reward of the solution-only answer when right and when wrong, scored once per problem
+        (it depends on the preset, not on the instance: without premises no instance-dependent
+        term is paid)."""
+        if getattr(self, "_blind_frame", None) is None:
+            gold = self.blind_candidates(instance)[0].split(",")
+            wrong = ["knave" if gold[0] == "knight" else "knight", *gold[1:]]
+            texts = [self.blind_answer(instance, ",".join(k)) for k in (gold, wrong)]
+            self._blind_frame = tuple(sum(self.score(instance, t).components.values()) for t in texts)
+        return self._blind_frame
 
     def describe(self, instance: KnightsInstance) -> dict[str, Any]:
         return {"n_people": instance.n_people, "depth": instance.depth, "width": instance.width}

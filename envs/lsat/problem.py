@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..logic_steps.problem import STEP_PAYMENT, StepProblem
+from ..logic_steps.problem import STEP_PAYMENT, StepProblem, format_answer
 from ..problem import Knobs
 from .generator import GAMES, OPTION_LETTERS, QUESTION_TYPES, LSATInstance, generate_lsat
 from .verify import LSAT
@@ -81,6 +81,35 @@ class LSATProblem(StepProblem):
         k = knobs
         return generate_lsat(rng, game=k.game, n_entities=k.n_entities, n_groups=k.n_groups,
                              question_type=k.question_type, max_solutions=self.max_solutions)
+
+    # -- what a policy earns without reading (solvergym.evaluation.blind) ---------------------------
+    # The final answer is one of five letters; its minimal scored answer is the solution alone,
+    # {"solution": {"selected_option": "B"}} (r_accuracy is scored; without the formalisation
+    # nothing else is).
+    def blind_candidates(self, instance: LSATInstance) -> list[str]:
+        """The one right answer, as the solution alone."""
+        return [self.letter_answer(instance.answer)]
+
+    @staticmethod
+    def letter_answer(letter: str) -> str:
+        return format_answer({"solution": {"selected_option": letter}})
+
+    def chance_reward(self, instance: LSATInstance) -> float:
+        """The chance line: a letter drawn uniformly, right 1 in 5, as the solution alone (0.6 right,
+        0 wrong under the ``spring`` preset). The right option's slot is drawn uniformly."""
+        right, wrong = self._blind_rewards(instance)
+        p = 1.0 / len(OPTION_LETTERS)
+        return p * right + (1.0 - p) * wrong
+
+    def _blind_rewards(self, instance: LSATInstance) -> tuple[float, float]:
+        """The reward of the solution-only answer when right and when wrong, scored once per problem
+        (it depends on the preset, not on the instance: without the formalisation no
+        instance-dependent term is paid)."""
+        if getattr(self, "_blind_frame", None) is None:
+            wrong = next(x for x in OPTION_LETTERS if x != instance.answer)
+            self._blind_frame = tuple(sum(self.score(instance, self.letter_answer(x)).components.values())
+                                      for x in (instance.answer, wrong))
+        return self._blind_frame
 
     def describe(self, instance: LSATInstance) -> dict[str, Any]:
         return {"game": instance.game, "n_entities": len(instance.entities),

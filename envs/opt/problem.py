@@ -60,14 +60,14 @@ from ...sandbox import Limits, SandboxPool, SandboxResult, shared_pool
 from .audit import ModelAudit, audit_mps, reference_objective_free, same_problem
 from .datasets import as_benchmark_record, record_to_instance
 from .generator import FAMILIES, ORInstance, generate
-from .model import LinearModel
+from .model import Constraint, LinearModel, Var
 from .programs import oracle_program
 from .resolve import resolve
 from .tool import ANSWER_HINT, OR_SOLVERS, ORTool
 from .verify import (EXECUTION_RULES, FORMAT_RULES, OK_STATUSES, TOLERANCES, empty_model, extract_program,
                      format_reward, judge_objective)
 
-__all__ = ["ORKnobs", "ORProblem", "OR_SOLVERS", "COMPONENTS", "PRIVATE_INFO", "render_model"]
+__all__ = ["ORKnobs", "ORProblem", "OR_SOLVERS", "COMPONENTS", "PRIVATE_INFO", "render_model", "blind_program"]
 
 #: SIRL eq. 6's terms, in order
 COMPONENTS = ("format", "execution", "accuracy", "bonus")
@@ -378,6 +378,34 @@ class ORProblem(Problem):
                 f"<python>\n{program(solver)}</python>")
         return Gold(text, program=program, plan="I will build the model with {solver} and run it.")
 
+    # -- what a policy earns without reading (solvergym.evaluation.blind) ---------------------------
+    extract_program = staticmethod(extract_program)
+
+    def blind_candidates(self, instance: ORInstance) -> list[str]:
+        """The constant answer that would be right on ``instance``: a program that solves a model of
+        its own whose optimum is the instance's (:func:`blind_program`), or one whose model is
+        infeasible where the instance is. Neither reads the problem, so it is the same text on
+        every instance with that answer."""
+        return [blind_program(instance.answer, self.solver or "gurobipy")]
+
+    def chance_reward(self, instance: ORInstance) -> float:
+        """The chance line: a well-formed answer whose program runs and solves a model of its own
+        (format, execution: 1.5 with the default rules) and whose optimum is a guess. An optimum
+        is a real number, which a guess matches with probability 0, unless the family's optimum
+        is a count drawn uniformly from a few values (:attr:`~.families.common.Family.count_support`:
+        bin packing's bins), which a guess matches 1 in that many. "Infeasible" is never right
+        by chance: a proven infeasible model pays only when it is the problem's own
+        (:func:`~.audit.same_problem`), which needs its numbers. Stage 2's bonus is not counted
+        (it needs the right answer and a model with binaries, big-M or a quadratic term)."""
+        text = blind_program(0.0, self.solver or "gurobipy")
+        q = 0.0
+        fam, size = FAMILIES.get(instance.family), instance.extra.get("size")
+        generated = fam is not None and instance.source == "generated" and isinstance(size, int)
+        support = fam.answer_support(size) if generated and instance.answer is not None else None
+        if support:
+            q = 1.0 / len(support)
+        return format_reward(text, self.format_rule) + W_EXECUTION + q * W_ACCURACY
+
     def sample_answer(self, instance: ORInstance, rng: np.random.Generator) -> str:
         """The reference model with every objective coefficient redrawn: a well-formed answer whose
         program runs (format and execution) but whose objective is chance."""
@@ -388,6 +416,21 @@ class ORProblem(Problem):
         model.quadratic = []
         program = oracle_program(model, "highspy")
         return f"<think>A guess.</think>\n<model>\n{render_model(model)}\n</model>\n<python>\n{program}</python>"
+
+
+def blind_program(answer: float | None, solver: str = "gurobipy") -> str:
+    """An answer that reads nothing: ``<think>``, ``<model>`` and a ``<python>`` program (the
+    oracle writer's, for ``solver``) solving ``min x + y`` subject to ``x + y >= answer`` (x, y
+    free), whose optimum is ``answer``; for ``None``, a model with ``x + y >= 2`` and ``x + y <=
+    1``, proven infeasible. Its objective is no constant (a two-term row bounds it), so only the
+    number it states decides its accuracy."""
+    rows = ([Constraint("floor", {"x": 1.0, "y": 1.0}, lo=2.0), Constraint("ceiling", {"x": 1.0, "y": 1.0}, hi=1.0)]
+            if answer is None else [Constraint("floor", {"x": 1.0, "y": 1.0}, lo=float(answer))])
+    model = LinearModel("min", [Var("x", None, None, "C"), Var("y", None, None, "C")], rows, {"x": 1.0, "y": 1.0})
+    model.validate()
+    claim = "the problem is infeasible" if answer is None else f"the optimum is {answer!r}"
+    return (f"<think>Without reading: {claim}.</think>\n<model>\n{render_model(model)}\n</model>\n"
+            f"<python>\n{oracle_program(model, solver)}</python>")
 
 
 def _observation(text: str) -> str:

@@ -23,8 +23,8 @@ from .generator import SATInstance, difficulty, plant
 from .programs import cnf_program
 from .prompts import satbench_prompt, saturn_prompt
 from .render import MAX_DIMS
-from .tool import SATBenchTool, SATTool
-from .verify import DEFAULT_EPS, SATURN_FORMAT, decision_reward, saturn_reward
+from .tool import SATBenchTool, SATTool, chance_of, satisfying_bits
+from .verify import DEFAULT_EPS, SATRL_FORMAT, SATURN_FORMAT, correctness_reward, decision_reward, saturn_reward
 
 __all__ = ["SATKnobs", "SATProblem", "SATBenchKnobs", "SATBenchProblem"]
 
@@ -115,6 +115,21 @@ class SATProblem(Problem):
 
     def sample_answer(self, inst, rng):
         return "\\boxed{" + "".join(rng.choice(["0", "1"], size=inst.k)) + "}"
+
+    # -- what a policy earns without reading (solvergym.evaluation.blind) ---------------------------
+    def chance_reward(self, inst) -> float | None:
+        """The chance line: a uniform k-bit guess in ``\\boxed{}`` satisfies the formula with
+        probability p = ``chance_success`` and SATURN pays 1 for it, 0 for a wrong one (no
+        abstention, no penalty): p. ``None`` where the count is only a lower bound (k > 20)."""
+        p, exact = chance_of(inst)
+        return p if exact else None
+
+    def blind_candidates(self, inst) -> list[str]:
+        """Every right answer, boxed (:func:`~.tool.satisfying_bits`): a constant assignment is
+        right on an instance whenever it is one of its models, planted or not. The planted
+        solution is uniform and the clauses are drawn alike for every sign, so a constant
+        assignment satisfies as often as a uniform guess does, E[p] (the chance line)."""
+        return ["\\boxed{" + bits + "}" for bits in satisfying_bits(inst)]
 
 
 # ----------------------------------------------------------------------------- SAT-Bench
@@ -217,3 +232,8 @@ class SATBenchProblem(Problem):
 
     def sample_answer(self, inst, rng):
         return "```answer\n" + ("yes" if rng.random() < 0.5 else "no") + "\n```"
+
+    def chance_reward(self, inst) -> float:
+        """The chance line: yes or no at even odds, ``0.1 + 0.5 - 0.5 (1 + eps) = 0.1 - eps/2``
+        (SAT-RL eq. 1), below ```idk```'s 0.1."""
+        return SATRL_FORMAT + 0.5 * 1.0 + 0.5 * correctness_reward("incorrect", eps=self.eps)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..capabilities import ToolCapability
 from ..parsing import DECISION_WORDS, final_answer_block
 from ..problem import Gold, Verdict
@@ -24,12 +26,16 @@ from .cnf import first_violated, var_name
 from .generator import SATInstance, cached_model_count, model_count_error
 from .programs import cnf_program
 from .truth import decision_truth, saturn_truth
-from .verify import DEFAULT_EPS, SATRL_FORMAT, WRONG_PENALTIES, parse_bitstring, wrong_assignment_reward
+from .verify import (DEFAULT_EPS, SATRL_FORMAT, WRONG_PENALTIES, parse_bitstring, satisfies_batch,
+                     wrong_assignment_reward)
 
-__all__ = ["SATTool", "SATBenchTool"]
+__all__ = ["SATTool", "SATBenchTool", "chance_of", "satisfying_bits", "BLIND_MAX_K"]
+
+#: up to how many variables :func:`satisfying_bits` lists every model (2^10 assignments checked at once)
+BLIND_MAX_K = 10
 
 
-def _chance(inst: SATInstance) -> tuple[float, bool]:
+def chance_of(inst: SATInstance) -> tuple[float, bool]:
     """``(chance_success, exact)``. The instance's own count where it is well-formed (at reset it
     was recounted or checked, :meth:`SATInstance.validate`); an instance without one (a dataset
     record) or with one out of type or range (one scored without a reset) is counted, once per
@@ -39,6 +45,17 @@ def _chance(inst: SATInstance) -> tuple[float, bool]:
     if count is None or model_count_error(count, exact, inst.k) is not None:
         count, exact = cached_model_count(inst.clauses, inst.k)
     return count / (1 << inst.k), exact  # int division: no float overflow for k >= 1024
+
+
+def satisfying_bits(inst: SATInstance) -> list[str]:
+    """Every satisfying assignment of ``inst`` as a bit string (variable order), for ``k <=``
+    :data:`BLIND_MAX_K`; above, the planted one alone. The answers a constant policy could be right
+    with (:mod:`solvergym.evaluation.blind`)."""
+    if inst.k > BLIND_MAX_K:
+        return [inst.solution]
+    masks = np.arange(1 << inst.k, dtype=np.int64)
+    return ["".join("1" if (int(a) >> i) & 1 else "0" for i in range(inst.k))
+            for a in masks[satisfies_batch(inst.clauses, masks)]]
 
 
 def _names(inst: SATInstance) -> list[str]:
@@ -97,7 +114,7 @@ class SATTool(ToolCapability):
         if ok:
             corr = 1.0
         else:
-            chance, exact = _chance(inst) if self.settings["wrong_penalty"] == "chance" else (0.0, True)
+            chance, exact = chance_of(inst) if self.settings["wrong_penalty"] == "chance" else (0.0, True)
             corr = wrong_assignment_reward(self.settings["wrong_penalty"], inst.k, chance, exact=exact, eps=float(self.settings["eps"]))
         return Verdict({"format": SATRL_FORMAT, "correct": corr}, True, ok, reason, bits)
 
@@ -126,6 +143,23 @@ class SATTool(ToolCapability):
     def sample_answer(self, inst, rng):
         return "```answer\n" + "".join(rng.choice(["0", "1"], size=inst.k)) + "\n```"
 
+    # -- what a policy earns without reading (solvergym.evaluation.blind) ---------------------------
+    def chance_reward(self, inst) -> float:
+        """A uniform k-bit guess's expected reward: right with p = ``chance_success``, else this
+        capability's wrong-answer reward; with the default ``wrong_penalty="chance"`` that is
+        ``0.1 - (1-p) eps``, below ```idk```'s 0.1 whatever p is (``"choices"`` pays a guess more
+        than ```idk``` once several assignments satisfy: the paper's rule read literally)."""
+        p, exact = chance_of(inst)
+        if p >= 1.0:
+            return SATRL_FORMAT + 1.0
+        wrong = wrong_assignment_reward(self.settings["wrong_penalty"], inst.k, p, exact=exact,
+                                        eps=float(self.settings["eps"]))
+        return SATRL_FORMAT + p * 1.0 + (1.0 - p) * wrong
+
+    def blind_candidates(self, inst) -> list[str]:
+        """Every right final answer (:func:`satisfying_bits`), as tool mode's answer fence."""
+        return ["```answer\n" + bits + "\n```" for bits in satisfying_bits(inst)]
+
 
 class SATBenchTool(ToolCapability):
     """``sat-bench`` in tool mode (see the module docstring): scored as the single turn."""
@@ -147,3 +181,7 @@ class SATBenchTool(ToolCapability):
 
     def truth(self, inst):
         return decision_truth(inst)
+
+    def chance_reward(self, inst) -> float:
+        """Tool mode scores the final answer as the single turn does: its chance line."""
+        return self.problem.chance_reward(inst)

@@ -10,12 +10,13 @@ uniformly from that Table 5 bucket at each reset.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..logic_steps.problem import STEP_PAYMENT, StepProblem
+from ..logic_steps.problem import STEP_PAYMENT, StepProblem, format_answer
 from ..problem import Knobs
 from .generator import ATTRIBUTES, BUCKETS, ZebraInstance, generate_zebra, puzzle_text
 from .verify import ZEBRA
@@ -68,6 +69,48 @@ class ZebraProblem(StepProblem):
             sizes = BUCKETS[bucket]
             n, m = sizes[int(rng.integers(len(sizes)))]
         return generate_zebra(n, m, rng, clue_weights=self.clue_weights)
+
+    # -- what a policy earns without reading (solvergym.evaluation.blind) ---------------------------
+    # The final answer is a table of the values the prompt lists (attribute_values). A policy that
+    # does not read the clues can still place each attribute's values by position ("in the order
+    # given"); such a rule is a key: per attribute, the position in attribute_values of the value
+    # in each house ("0,1,2/2,0,1"). Its minimal scored answer is the solution alone.
+    def blind_candidates(self, instance: ZebraInstance) -> list[str]:
+        """The one right rule: the solution's values by their positions in attribute_values."""
+        return ["/".join(",".join(str(vs.index(row[a])) for row in instance.solution)
+                         for a, vs in enumerate(instance.values))]
+
+    def blind_answer(self, instance: ZebraInstance, key: str) -> str:
+        """The answer rule ``key`` writes on ``instance``: the solution alone. A key of another size
+        (a bucket draws several) writes the values in the order given."""
+        parts = [[int(j) for j in part.split(",")] for part in key.split("/")]
+        n = instance.n_houses
+        if len(parts) != len(instance.values) or any(sorted(part) != list(range(n)) for part in parts):
+            parts = [list(range(n)) for _ in instance.values]
+        cols = [[vs[j] for j in part] for vs, part in zip(instance.values, parts)]
+        rows = [[str(h + 1)] + [col[h] for col in cols] for h in range(instance.n_houses)]
+        return format_answer({"solution": {"header": instance.solution_header, "rows": rows}})
+
+    def chance_reward(self, instance: ZebraInstance) -> float:
+        """The chance line: a table drawn uniformly, each attribute's values in a random order, right
+        1 in (n!)^m, as the solution alone (0.6 right, 0 wrong under the ``spring`` preset; Puzzle
+        Acc, not Cell Acc, is the reward). The generator draws the solution uniformly."""
+        p = 1.0 / math.factorial(instance.n_houses) ** len(instance.attributes)
+        right, wrong = self._blind_rewards(instance)
+        return p * right + (1.0 - p) * wrong
+
+    def _blind_rewards(self, instance: ZebraInstance) -> tuple[float, float]:
+        """The reward of the solution-only answer when right and when wrong, scored once per problem
+        (it depends on the preset, not on the instance: without premises no instance-dependent
+        term is paid)."""
+        if getattr(self, "_blind_frame", None) is None:
+            gold = self.blind_candidates(instance)[0]
+            first, _, rest = gold.partition("/")
+            order = first.split(",")
+            wrong = ",".join(order[1:] + order[:1]) + ("/" + rest if rest else "")  # house values rotated
+            self._blind_frame = tuple(sum(self.score(instance, self.blind_answer(instance, k)).components.values())
+                                      for k in (gold, wrong))
+        return self._blind_frame
 
     def describe(self, instance: ZebraInstance) -> dict[str, Any]:
         return {"n_houses": instance.n_houses, "n_attributes": len(instance.attributes),

@@ -34,7 +34,7 @@ from ..model import LinearModel
 
 __all__ = ["Family", "Pivot", "fmt", "money", "plural", "listing", "integer", "decimal", "pick", "pick_k", "names_for",
            "check_size", "ceil_to", "compose", "requirements", "take_pivot", "FACT_TEMPLATES", "PERSON_FACT_TEMPLATES",
-           "draw_facts"]
+           "draw_facts", "TARGET_DRAWS"]
 
 
 def fmt(x: float | int) -> str:
@@ -96,6 +96,10 @@ def names_for(base: Sequence[str], n: int) -> list[str]:
         out.extend(f"{b} {k}" for b in base[: n - len(out)])
         k += 1
     return out
+
+
+#: draws :meth:`Family.make_data` makes for a target count before it gives up
+TARGET_DRAWS = 200
 
 
 def check_size(size: Any, lo: int, hi: int, family: str) -> int:
@@ -211,23 +215,46 @@ class Family:
     #: product, one asset or one agent has nothing to trade off; ``size`` 1 stays accepted so
     #: that every family takes the same knob range)
     floor: int = 1
+    #: for a family whose optimum is a small count (bin packing's bins): ``size -> the counts`` its
+    #: optimum is drawn uniformly from (``generate(..., counts="uniform")``), so that no count is
+    #: the answer more often than a guess among them is right; ``None``: the optimum is a number
+    #: no guess matches but by accident
+    count_support: Callable[[int], tuple[int, ...]] | None = None
+    #: with :attr:`count_support`: ``data -> its optimum`` where a bound certifies it without a
+    #: solver, else ``None`` (a draw for a target count is kept only when certified to meet it)
+    certified_count: Callable[[dict], int | None] | None = None
+
+    def answer_support(self, size: int) -> tuple[int, ...] | None:
+        """:attr:`count_support` at ``size`` (the knob; the family's floor applies), or ``None``."""
+        if self.count_support is None:
+            return None
+        return self.count_support(max(check_size(size, self.min_size, self.max_size, self.name), self.floor))
 
     def make_data(self, rng: np.random.Generator, size: int = 3, integer: bool | None = None,
-                  side_constraints: int = 0) -> dict:
+                  side_constraints: int = 0, target: int | None = None) -> dict:
+        """The numbers of one problem. ``target`` (a count of :attr:`count_support`): drawn for it
+        and redrawn, up to :data:`TARGET_DRAWS` times, until :attr:`certified_count` says the
+        optimum is that count (side requirements included)."""
         size = check_size(size, self.min_size, self.max_size, self.name)
         if isinstance(side_constraints, bool) or not isinstance(side_constraints, (int, np.integer)) \
                 or not 0 <= side_constraints <= 10:
             raise ValueError(f"side_constraints must be an int in 0..10, got {side_constraints!r}")
         if integer is not None and not isinstance(integer, (bool, np.bool_)):
             raise ValueError(f"integer must be True, False or None, got {integer!r}")
-        data = self.draw(rng, max(size, self.floor), self.default_integer if integer is None else bool(integer))
-        data.setdefault("side", [])
-        for _ in range(int(side_constraints)):
-            extra = self.side(rng, data)
-            if extra is None:  # the family has no further requirement that fits this data
-                break
-            data["side"].append(extra)
-        return data
+        if target is not None and (self.certified_count is None or target not in self.answer_support(size)):
+            raise ValueError(f"{self.name}: no count {target!r} to draw for at size {size}")
+        for _ in range(TARGET_DRAWS if target is not None else 1):
+            kind = self.default_integer if integer is None else bool(integer)
+            data = self.draw(rng, max(size, self.floor), kind, **({} if target is None else {"target": target}))
+            data.setdefault("side", [])
+            for _ in range(int(side_constraints)):
+                extra = self.side(rng, data)
+                if extra is None:  # the family has no further requirement that fits this data
+                    break
+                data["side"].append(extra)
+            if target is None or self.certified_count(data) == target:
+                return data
+        raise ValueError(f"{self.name}: no draw with the optimum {target} in {TARGET_DRAWS} draws (size {size})")
 
     def finish(self, data: dict) -> tuple[str, LinearModel]:
         """The question and the validated reference model of ``data``."""
