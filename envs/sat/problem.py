@@ -164,8 +164,8 @@ class SATBenchKnobs(Knobs):
 class SATBenchProblem(Problem):
     """Natural-language SAT decision in the SAT-Bench style (``SolverSATBench-v0``; see the module docstring).
 
-    Labels are balanced by ``sat_ratio`` and certified by a CDCL solver (a model, or a DRUP proof
-    re-checked by unit propagation); ``widths``: the clause widths drawn from.
+    Labels are balanced by ``sat_ratio`` (over consecutive seeds: the seed's stratum) and certified
+    by a CDCL solver (a model, or a DRUP proof re-checked by unit propagation); ``widths``: the clause widths drawn from.
     ``show_mapping=True`` puts the variable mapping in the single-turn prompt (App. C); it is
     always in ``info["mapping"]``. Answers: the last ```` ```answer yes``` ```` /
     ```` ```answer no``` ````, ```` ```idk``` ```` or bare ```` ```yes``` ```` / ```` ```no``` ```` (how
@@ -175,6 +175,8 @@ class SATBenchProblem(Problem):
     name = "sat-bench"
     instance_cls = DecisionInstance
     Knobs = SATBenchKnobs
+    #: the label is the seed's stratum: balanced over consecutive seeds (:meth:`generate`)
+    stratified = True
     #: the score reads an answer word in pure Python (tool mode's threads overlap its sandbox waits)
     thread_safe = True
     components = ("format", "correct")
@@ -187,8 +189,14 @@ class SATBenchProblem(Problem):
         self.sat_ratio, self.widths = float(sat_ratio), tuple(widths)
         self.show_mapping, self.eps = bool(show_mapping), float(eps)
 
-    def generate(self, knobs, rng):
-        target = bool(rng.random() < self.sat_ratio)
+    def generate(self, knobs, rng, stratum: float | None = None):
+        """``stratum`` (from a mode, :func:`~solvergym.envs.problem.seed_stratum`): the label is
+        ``stratum < sat_ratio``, balanced over consecutive seeds; without it the same from a
+        uniform draw of ``rng`` (a coin per seed is balanced only on average: seeds 0-399 drew
+        176 satisfiable of 400, so ```answer no``` earned 0.176 a turn, above ```idk```'s 0.1).
+        The draw is made either way, so the rest of the instance is the same."""
+        coin = rng.random()
+        target = bool((coin if stratum is None else stratum) < self.sat_ratio)
         return decision_instance(knobs.dims, knobs.num_clauses, rng, satisfiable=target, widths=self.widths)
 
     def coerce(self, obj):
@@ -235,5 +243,6 @@ class SATBenchProblem(Problem):
 
     def chance_reward(self, inst) -> float:
         """The chance line: yes or no at even odds, ``0.1 + 0.5 - 0.5 (1 + eps) = 0.1 - eps/2``
-        (SAT-RL eq. 1), below ```idk```'s 0.1."""
+        (SAT-RL eq. 1), below ```idk```'s 0.1. The labels are the seeds' strata (:meth:`generate`),
+        so neither constant word is right on more than about half of any run of seeds."""
         return SATRL_FORMAT + 0.5 * 1.0 + 0.5 * correctness_reward("incorrect", eps=self.eps)
