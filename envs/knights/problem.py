@@ -4,7 +4,11 @@ App. A.3), the trace mode of ``SolverKnights-v0`` (its step mode: :class:`~solve
 
 Rewards and settings are those of :class:`~..logic_steps.problem.StepProblem`; the answer schema
 is in :mod:`.verify`. Difficulty: ``n_people`` (2-8), ``depth`` (2-4 levels of nesting in a
-statement) and ``width`` (2-4 operands of And/Or).
+statement) and ``width`` (2-4 operands of And/Or). Setting: ``world``, how the solution is drawn
+(:func:`~.generator.generate_knights`): ``"uniform"`` (default: uniform over the 2^n role
+assignments, balanced over consecutive seeds by the seed's stratum, so that no answer given
+without reading, such as "everyone is a knight", beats a uniform guess) or ``"natural"`` (K&K's
+draw, whose solutions lean to knights).
 """
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ import numpy as np
 
 from ..logic_steps.problem import STEP_PAYMENT, StepProblem, format_answer
 from ..problem import Knobs
-from .generator import KnightsInstance, generate_knights
+from .generator import WORLDS, KnightsInstance, generate_knights
 from .verify import KNIGHTS
 
 __all__ = ["KnightsProblem", "KnightsKnobs"]
@@ -52,9 +56,19 @@ class KnightsProblem(StepProblem):
     family = KNIGHTS
     instance_cls = KnightsInstance
     Knobs = KnightsKnobs
+    family_settings = {"world": "uniform"}
+    #: the solution is the seed's stratum (``world="uniform"``): balanced over consecutive seeds
+    stratified = True
 
-    def generate(self, knobs, rng):
-        return generate_knights(knobs.n_people, rng, depth=knobs.depth, width=knobs.width)
+    @classmethod
+    def check_family_settings(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        if settings["world"] not in WORLDS:
+            raise ValueError(f"world must be one of {WORLDS}, got {settings['world']!r}")
+        return settings
+
+    def generate(self, knobs, rng, stratum: float | None = None):
+        return generate_knights(knobs.n_people, rng, depth=knobs.depth, width=knobs.width, world=self.world,
+                                stratum=stratum)
 
     # -- what a policy earns without reading (solvergym.evaluation.blind) ---------------------------
     # The final answer is the roles of the characters the prompt lists. A policy that does not read
@@ -73,7 +87,9 @@ class KnightsProblem(StepProblem):
 
     def chance_reward(self, instance: KnightsInstance) -> float:
         """The chance line: roles drawn uniformly, 1 in 2^n right, as :meth:`blind_answer` writes
-        them (the solution alone: 0.6 right, 0 wrong under the ``spring`` preset)."""
+        them (the solution alone: 0.6 right, 0 wrong under the ``spring`` preset). With
+        ``world="uniform"`` (default) the solution is uniform over the 2^n role assignments and
+        balanced over consecutive seeds, so no rule is right more often than that."""
         p = 1.0 / (1 << instance.n_people)
         right, wrong = self._blind_rewards(instance)
         return p * right + (1.0 - p) * wrong
