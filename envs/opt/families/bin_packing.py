@@ -8,6 +8,16 @@ the bins' symmetry without changing the optimum. Side requirements: two items mu
 different bins, or into the same bin; at most a number of items per bin. Pivot: a cap on the
 bins used, at least what a first-fit packing that keeps the side requirements uses, or fewer than
 the total size divided by the capacity. ``integer`` is ignored.
+
+The optimum is a count of bins, and a capacity drawn as a share of the total size makes it nearly
+always the same few counts (with capacity 25-45% of the total, 3 bins was the answer to 62% of
+400 draws at size 1 and 55-59% at sizes 3-10, so the constant answer 3 earned 1.2 of the 2.0
+accuracy reward without reading). With a target (``generate(..., counts="uniform")``, the default)
+the count is drawn first, uniformly from :data:`COUNTS` (those the items allow), the capacity drawn
+so that the total size needs exactly that many bins, and the draw kept when a first-fit packing
+that keeps the side requirements uses no more (:func:`certified_bins`): the optimum is then the
+target, and no count is the answer more often than a guess among them is right.
+``counts="natural"`` keeps the earlier draw (capacity 25-45% of the total).
 """
 from __future__ import annotations
 
@@ -51,7 +61,16 @@ THEMES = {
 }
 
 
-def draw(rng: np.random.Generator, size: int, integer_vars: bool) -> dict:
+#: the bins an optimum is drawn among (``counts="uniform"``), those up to the number of items
+COUNTS = (2, 3, 4, 5)
+
+
+def count_support(size: int) -> tuple[int, ...]:
+    """The counts of :data:`COUNTS` that ``size + 3`` items allow."""
+    return tuple(c for c in COUNTS if c <= size + 3)
+
+
+def draw(rng: np.random.Generator, size: int, integer_vars: bool, target: int | None = None) -> dict:
     theme = pick(rng, sorted(THEMES))
     t = THEMES[theme]
     n = size + 3
@@ -59,7 +78,9 @@ def draw(rng: np.random.Generator, size: int, integer_vars: bool) -> dict:
     names = names_for(letters, n)
     lo, hi, places = t["size"]
     sizes = [decimal(rng, lo, hi, places) if places else integer(rng, int(lo), int(hi)) for _ in names]
-    cap = round(sum(sizes) * float(rng.uniform(0.25, 0.45)), places)
+    # a target of k bins: a capacity in [total / k, total / (k - 1)), which k bins hold and k - 1 do not
+    share = rng.uniform(0.25, 0.45) if target is None else rng.uniform(1.0 / target, 1.0 / (target - 1))
+    cap = round(sum(sizes) * float(share), places)
     cap = max(cap, max(sizes))
     cap = cap if places else int(cap)
     return {"theme": theme, "org": t["org"], "items": names, "sizes": sizes, "capacity": cap, "bins": n, "side": []}
@@ -117,6 +138,18 @@ def first_fit(data: dict) -> int:
         else:
             bins.append(list(p))
     return len(bins)
+
+
+def certified_bins(data: dict) -> int | None:
+    """The optimum's bins where a lower bound (the total size over the capacity, the items over
+    a cap on items per bin) meets :func:`first_fit`'s packing, an upper bound; else ``None``."""
+    n = len(data["items"])
+    lower = math.ceil(round(sum(data["sizes"]) / data["capacity"], 9))
+    most = next((s["count"] for s in data["side"] if s["kind"] == "max_items"), None)
+    if most:
+        lower = max(lower, math.ceil(n / most))
+    upper = first_fit(data)
+    return upper if lower == upper else None
 
 
 def pivot(rng: np.random.Generator, data: dict) -> Pivot | None:
@@ -180,4 +213,5 @@ def render(data: dict) -> str:
 
 
 FAMILY = Family("bin_packing", "IP", draw, side, pivot, build, render, min_size=1, max_size=17,
-                default_integer=True, size_note="size + 3 items, as many bins")
+                default_integer=True, size_note="size + 3 items, as many bins", count_support=count_support,
+                certified_count=certified_bins)
