@@ -1,9 +1,35 @@
 """Subset Sum (App. B.1, integer programming): choose items of a list of positive integers whose
 sum is exactly the target T. Hyper-parameters: items N, target T, the array (values up to
-``max_value``)."""
+``max_value``).
+
+Issue 43: the decision's answer must not be readable off the prompt's surface. Values in [1, 30]
+with T uniform in [1, total] (no: T a non-sum) or the sum of a random subset (yes) let a
+threshold on one counted quantity of the prompt predict the label on 61-71% of held-out prompts
+and a ridge classifier over counted quantities and words on 57-87% (against 50%): where T falls
+relative to the total says most of it. Now an instance's **shape**
+(:meth:`SubsetSumProblem.draw_shape`, drawn before the label) is its values and a window of
+targets around half their total, T +- w with w a quarter of the standard deviation of a random
+subset's sum; both labels draw T uniformly from that window, so the values, and T's place
+relative to them, have one distribution whatever the label. Near the middle the number of subsets
+reaching a target barely changes across the window (by 3% at its edges), so whether T is reached
+is a matter of the values' arithmetic, not of where T lies. That needs values large enough that a
+target near the middle is reached about half the time (the *critical* density, 2^N subsets spread
+over a total of ~N x max_value / 2): a target near the middle is reached by ~2^N / (sqrt(2 pi)
+sd) subsets on average, which is ln 2 (reached half the time) at max_value ~ 2^(N+1) / sqrt(N):
+52 for N = 6, 180 for N = 8, 645 for N = 10. At the old max_value 30 and N = 8 it is 4.1, and
+fewer than 2 targets in 100 near the middle are missed. So ``max_value`` defaults to that
+critical value for N, and a value far from it is refused. A shape is kept when between 20% and
+80% of its window's targets are reached (measured with a bitset of the reachable sums, no
+solver); the solving query draws T among the reached ones, the decision's "yes" distribution.
+"""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
 
 from ...problem import Knobs
 from ..family import LogicProblem
@@ -11,22 +37,86 @@ from ..model import BoolModel
 from ..witness import format_ints, parse_ints
 from .graphs import int_knob
 
-__all__ = ["SubsetSumKnobs", "SubsetSumProblem", "values_text"]
+__all__ = ["SubsetSumKnobs", "SubsetSumProblem", "values_text", "reachable_sums", "bits_in", "critical_max_value",
+           "subset_density", "check_density", "mean_square", "DENSITY_RANGE", "MAX_ITEMS", "SHAPE_SHARE", "SHAPE_TRIES"]
 
 #: the largest value an instance read from a record may hold
 MAX_VALUE = 10**6
+#: the most items a knob setting asks for: at the critical density counting the subsets that
+#: reach T takes CP-SAT ~25 ms at 18 items and ~2.5x that for every two more (the old bound, 40
+#: items of values up to 30, was a dense instance every subset sum of which was reached)
+MAX_ITEMS = 18
+#: the mean number of subsets reaching a target near the middle (:func:`subset_density`) a knob
+#: setting may give: outside it the targets near the middle are almost all reached or almost all
+#: missed, and no window gives both answers often (a reached share of 30% to 75% on average)
+DENSITY_RANGE = (0.35, 1.4)
+#: the density the default ``max_value`` aims at: a target near the middle reached half the time
+_CRITICAL = math.log(2)
+#: the window's half-width, in standard deviations of a random subset's sum
+_WINDOW = 0.25
+#: the reached share of a window a shape must have, so both answers are met in a few draws
+SHAPE_SHARE = (0.2, 0.8)
+#: value draws before a knob setting is declared to have no shape with both answers
+SHAPE_TRIES = 200
+
+
+def mean_square(max_value: int) -> float:
+    """E[v^2] for v uniform in [1, max_value]."""
+    return (max_value + 1) * (2 * max_value + 1) / 6
+
+
+def subset_density(n: int, max_value: int) -> float:
+    """The mean number of subsets of ``n`` values uniform in [1, ``max_value``] whose sum is a
+    given target near half the total: 2^n spread as a normal of standard deviation
+    sqrt(n E[v^2]) / 2 (each value in a random subset with chance 1/2)."""
+    return 2.0 ** n / (math.sqrt(2 * math.pi) * math.sqrt(n * mean_square(max_value)) / 2)
+
+
+@lru_cache(maxsize=None)
+def critical_max_value(n: int, density=subset_density, target: float = _CRITICAL) -> int:
+    """The ``max_value`` at which ``density(n, max_value)`` is ``target`` (the default knob:
+    about 2^(n+1) / sqrt(n) for subset sum), found by bisection on the exact formula."""
+    lo, hi = 1, MAX_VALUE
+    if density(n, hi) > target:
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if density(n, mid) > target else (lo, mid)
+    return hi
+
+
+def check_density(family: str, n: int, max_value: int | None, density, solutions: str) -> None:
+    """``ValueError`` unless (n, max_value) lies in the critical window :data:`DENSITY_RANGE`
+    (``max_value`` None, the critical value, always does); ``solutions`` says what ``density``
+    counts, for the message."""
+    if max_value is None:
+        return
+    d = density(n, max_value)
+    if not DENSITY_RANGE[0] <= d <= DENSITY_RANGE[1]:
+        lo, hi = critical_max_value(n, density, DENSITY_RANGE[1]), critical_max_value(n, density, DENSITY_RANGE[0])
+        raise ValueError(f"{family} with n={n}, max_value={max_value}: {solutions} {d:.2f} on average, so nearly "
+                         f"every draw there has {'one' if d > DENSITY_RANGE[1] else 'none'} and the decision has no "
+                         f"balanced window; at n={n} max_value must lie in [{lo}, {hi}] "
+                         f"(None: {critical_max_value(n, density)})")
 
 
 @dataclass(frozen=True)
 class SubsetSumKnobs(Knobs):
-    """``n`` items with values in [1, ``max_value``]."""
+    """``n`` items (3 to :data:`MAX_ITEMS`) with values in [1, ``max_value``]. ``max_value``
+    None (the default) is the critical value for ``n`` (:func:`critical_max_value`: a target
+    near half the total is reached half the time, ~2^(n+1) / sqrt(n)); an explicit value must
+    keep that chance between about 30% and 75% (:data:`DENSITY_RANGE`), else the knobs are
+    refused (see the module docstring)."""
 
     n: int = 8
-    max_value: int = 30
+    max_value: int | None = None
 
     def validate(self) -> None:
-        int_knob("n", self.n, 2, 40)
-        int_knob("max_value", self.max_value, 2, MAX_VALUE)
+        int_knob("n", self.n, 3, MAX_ITEMS)
+        if self.max_value is not None:
+            int_knob("max_value", self.max_value, 2, MAX_VALUE)
+        check_density("subset-sum", self.n, self.max_value, subset_density,
+                      "the subsets reaching a target near half the total number")
 
 
 def values_text(values: list[int]) -> str:
@@ -38,6 +128,27 @@ def check_values(values, n_max: int = 40) -> None:
         raise ValueError(f"values must be a list of 2 to {n_max} positive ints")
     for v in values:
         int_knob("a value", v, 1, MAX_VALUE)
+
+
+def reachable_sums(values) -> int:
+    """The sums of the subsets of ``values`` as a bitset (bit s set: some subset sums to s; the
+    empty one gives 0): the counted-once dynamic programme, with Python's big integers."""
+    bits = 1
+    for v in values:
+        bits |= bits << int(v)
+    return bits
+
+
+def bits_in(bits: int, lo: int, hi: int) -> list[int]:
+    """The set bits of ``bits`` in [lo, hi]."""
+    seg = (bits >> lo) & ((1 << (hi - lo + 1)) - 1)
+    return [lo + i for i, c in enumerate(reversed(bin(seg)[2:])) if c == "1"]
+
+
+def random_nonempty_subset(n: int, rng: np.random.Generator) -> list[int]:
+    """A subset of range(n) uniform among the 2^n - 1 non-empty ones (its items in order)."""
+    code = int(rng.integers(1, 2 ** n))
+    return [i for i in range(n) if code >> i & 1]
 
 
 class SubsetSumProblem(LogicProblem):
@@ -52,16 +163,39 @@ class SubsetSumProblem(LogicProblem):
              "sympy": "a weighted sum has no compact form in sympy's Boolean algebra"}
     witness_noun = "a set of items whose values sum to exactly T"
     count_noun = "sets of items (by item number) whose values sum to exactly T"
+    #: the mean number of subsets reaching a target near the middle, at given knobs
+    density = staticmethod(subset_density)
+
+    def max_value(self, knobs) -> int:
+        """The knobs' ``max_value``, or the critical one for ``n`` (None)."""
+        return critical_max_value(knobs.n, self.density) if knobs.max_value is None else knobs.max_value
+
+    # SAT-RL App. B.1: N items, the array, the target T
+    def draw_shape(self, knobs, rng) -> dict[str, Any]:
+        """The values (N draws uniform in [1, max_value]) and the targets T may take: every target
+        in half the total +- a quarter of the standard deviation of a random subset's sum, split
+        into those some subset reaches and those none does. Redrawn (label-free) until between
+        20% and 80% of them are reached."""
+        top = self.max_value(knobs)
+        for _ in range(SHAPE_TRIES):
+            values = [int(v) for v in rng.integers(1, top + 1, size=knobs.n)]
+            total = sum(values)
+            w = max(1.0, _WINDOW * math.sqrt(sum(v * v for v in values)) / 2)
+            lo, hi = math.ceil(total / 2 - w), math.floor(total / 2 + w)
+            reached = bits_in(reachable_sums(values), lo, hi)
+            if SHAPE_SHARE[0] <= len(reached) / (hi - lo + 1) <= SHAPE_SHARE[1]:
+                return {"values": values, "lo": lo, "hi": hi, "reached": reached}
+        raise RuntimeError(f"{self.name}: no values at {knobs.as_dict()} whose middle targets are reached between "
+                           f"{SHAPE_SHARE[0]:.0%} and {SHAPE_SHARE[1]:.0%} of the time in {SHAPE_TRIES} draws")
 
     def random_data(self, knobs, rng, shape=None):
-        values = [int(v) for v in rng.integers(1, knobs.max_value + 1, size=knobs.n)]
-        return {"values": values, "target": int(rng.integers(1, sum(values) + 1))}
+        shape = shape or self.draw_shape(knobs, rng)
+        return {"values": list(shape["values"]), "target": int(rng.integers(shape["lo"], shape["hi"] + 1))}
 
     def planted_data(self, knobs, rng, shape=None):
-        values = [int(v) for v in rng.integers(1, knobs.max_value + 1, size=knobs.n)]
-        chosen = rng.random(knobs.n) < 0.5
-        chosen[int(rng.integers(knobs.n))] = True  # not empty
-        return {"values": values, "target": int(sum(v for v, c in zip(values, chosen) if c))}
+        shape = shape or self.draw_shape(knobs, rng)
+        # uniform among the window's reached targets: the decision's "yes" instances, exactly
+        return {"values": list(shape["values"]), "target": int(rng.choice(shape["reached"]))}
 
     @classmethod
     def check_data(cls, data):
@@ -118,7 +252,9 @@ class SubsetSumProblem(LogicProblem):
     def witness_hint(self, data):
         return "```answer <the chosen item numbers, separated by spaces>```"
 
+    def witness_space(self, data):
+        """The non-empty sets of items (:meth:`random_witness` draws one uniformly)."""
+        return 2 ** len(data["values"]) - 1
+
     def random_witness(self, data, rng):
-        n = len(data["values"])
-        chosen = [i for i in range(n) if rng.random() < 0.5] or [int(rng.integers(n))]
-        return format_ints(chosen)
+        return format_ints(random_nonempty_subset(len(data["values"]), rng))
