@@ -2,16 +2,36 @@
 tour through every city whose total cost is at most T. Hyper-parameters: cities N, threshold T,
 the (symmetric) weight matrix W.
 
-Tours start at city 0, so a cyclic rotation is the same tour; a tour and its reverse are two (the
-count says so). The encoding places cities 1..N-1 at positions 1..N-1 (one-hot); a leg between
-two middle positions is an auxiliary variable that is true exactly when both placements are, so
-it is determined by the placement and does not change the count. T is drawn next to the optimum
-(found by enumerating the (N-1)! tours, no solver): at it or above for a satisfiable instance,
-below it for an unsatisfiable one, which is where the question is hard."""
+A tour is the set of its N legs: where it starts and which way it goes round do not matter (the
+answer is written from city 0, either way round). The encoding has one variable per pair of
+cities, true when the tour travels between them (Dantzig-Fulkerson-Johnson): every city has two
+legs, no set S of 3 to N/2 cities holds |S| legs (a cycle short of the whole tour), and the legs'
+weights sum to at most T. An earlier encoding placed the cities at positions (one-hot) with a
+variable per leg and position; at N = 6 CP-SAT took ~28 ms per instance on it against ~4 ms on
+this one (105 variables against 15), and the generator solves every draw.
+
+Issue 43: the decision's answer must not be readable off the prompt's surface. T drawn 1-3 below
+the optimum (no) or 0-2 above it (yes) let a ridge classifier over the prompt's counted
+quantities and words predict the label on 72-77% of held-out prompts (against 50%). Now an
+instance's **shape** (:meth:`TSPProblem.draw_shape`, drawn before its label) is the multiset of
+its N(N-1)/2 weights (uniform in [1, max_weight]) and T; an instance places the weights on the
+pairs of cities in a uniformly random order, the label decided by the placement alone. The
+prompt's numbers, its length and its bag of words are then the same for either answer (only which
+pair carries which weight differs). T is the median of the optima of 32 random placements of the
+shape's weights (label-free draws, before the label), so about half the placements have a tour
+within it; a multiset whose placements' optima are too alike for any T to give both answers at
+least a quarter of the time is redrawn. At N = 3 there is one tour, whose cost is the sum of the
+weights however they are placed, so no placement decides anything: T is that cost or one below it
+by a coin there, a decision the prompt's arithmetic answers (the levels start at 4).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import permutations
+from functools import lru_cache
+from itertools import combinations, permutations
+from math import factorial
+
+import numpy as np
 
 from ...problem import Knobs
 from ..family import LogicProblem
@@ -19,12 +39,22 @@ from ..model import BoolModel
 from ..witness import format_ints, parse_ints
 from .graphs import int_knob
 
-__all__ = ["TSPKnobs", "TSPProblem", "tour_cost"]
+__all__ = ["TSPKnobs", "TSPProblem", "tour_cost", "optimum"]
+
+#: random placements of a shape's weights whose optima T is the median of
+_PLACEMENTS = 32
+#: the least share of those placements either answer must have at the chosen T
+_BOTH = 0.25
+#: weight multisets tried before the knobs are declared to have none with both answers
+_SHAPE_TRIES = 100
+#: placements a solving draw tries for one within T (the generator redraws after them)
+_PLANT_TRIES = 100
 
 
 @dataclass(frozen=True)
 class TSPKnobs(Knobs):
-    """``n`` cities, weights in [1, ``max_weight``]."""
+    """``n`` cities, weights in [1, ``max_weight``]; T is drawn from the weights (module
+    docstring)."""
 
     n: int = 5
     max_weight: int = 9
@@ -38,9 +68,46 @@ def tour_cost(w: list[list[int]], tour: list[int]) -> int:
     return sum(w[tour[i]][tour[(i + 1) % len(tour)]] for i in range(len(tour)))
 
 
-def _optimum(w: list[list[int]]) -> int:
-    n = len(w)
-    return min(tour_cost(w, [0, *p]) for p in permutations(range(1, n)))
+@lru_cache(maxsize=None)
+def _pairs(n: int) -> tuple[tuple[int, int], ...]:
+    return tuple(combinations(range(n), 2))
+
+
+@lru_cache(maxsize=None)
+def _tours(n: int) -> np.ndarray:
+    """Every tour of ``n`` cities once (from city 0, the second city below the last), as the
+    indices into :func:`_pairs` of its ``n`` legs: ``(n-1)!/2`` rows (one at n = 3)."""
+    index = {p: i for i, p in enumerate(_pairs(n))}
+    rows = []
+    for rest in permutations(range(1, n)):
+        if rest[0] < rest[-1] or n == 3:
+            tour = (0, *rest)
+            rows.append([index[tuple(sorted((tour[i], tour[(i + 1) % n])))] for i in range(n)])
+            if n == 3:
+                break
+    return np.array(rows, dtype=np.int64)
+
+
+def _weight_vectors(weights: list[list[int]]) -> np.ndarray:
+    return np.array([weights[i][j] for i, j in _pairs(len(weights))], dtype=np.int64)
+
+
+def _optima(vectors: np.ndarray, n: int) -> np.ndarray:
+    """The optimum tour's cost under each row of ``vectors`` (weights in :func:`_pairs` order),
+    by enumerating the tours: no solver."""
+    return vectors[:, _tours(n)].sum(axis=2).min(axis=1)
+
+
+def optimum(weights: list[list[int]]) -> int:
+    """The cheapest tour's cost (enumerated)."""
+    return int(_optima(_weight_vectors(weights)[None, :], len(weights))[0])
+
+
+def _matrix(n: int, vector) -> list[list[int]]:
+    w = [[0] * n for _ in range(n)]
+    for (i, j), v in zip(_pairs(n), vector):
+        w[i][j] = w[j][i] = int(v)
+    return w
 
 
 class TSPProblem(LogicProblem):
@@ -54,23 +121,50 @@ class TSPProblem(LogicProblem):
     unfit = {"python-sat": "the tour's cost is a weighted sum, which needs python-sat's pb extra (pindakaas)",
              "sympy": "the tour's cost is a weighted sum, which has no compact form in sympy's Boolean algebra"}
     witness_noun = "a tour that starts at city 0, visits every city once, returns to city 0 and costs at most T"
-    count_noun = "such tours starting at city 0 (a tour and its reverse count as two)"
+    count_noun = "tours through every city that cost at most T (a tour and its reverse are the same tour)"
 
-    def _weights(self, knobs, rng) -> list[list[int]]:
-        n = knobs.n
-        w = [[0] * n for _ in range(n)]
-        for i in range(n):
-            for j in range(i + 1, n):
-                w[i][j] = w[j][i] = int(rng.integers(1, knobs.max_weight + 1))
-        return w
+    # SAT-RL App. B.1: N cities, the weight matrix W, the threshold T
+    def draw_shape(self, knobs, rng) -> dict:
+        """The weights' multiset (sorted) and T, the median optimum of :data:`_PLACEMENTS` random
+        placements of them (module docstring); redrawn until some T leaves either answer to at
+        least :data:`_BOTH` of those placements. At n = 3 T is left to the draw (one tour)."""
+        n, m = knobs.n, len(_pairs(knobs.n))
+        for _ in range(_SHAPE_TRIES):
+            weights = np.sort(rng.integers(1, knobs.max_weight + 1, size=m))
+            if n == 3:
+                return {"weights": weights.tolist(), "threshold": None}
+            placements = weights[np.argsort(rng.random((_PLACEMENTS, m)), axis=1)]
+            optima = _optima(placements, n)
+            share = {int(t): float(np.mean(optima <= t)) for t in np.unique(optima)}
+            t = min(share, key=lambda v: (abs(share[v] - 0.5), v))
+            if _BOTH <= share[t] <= 1 - _BOTH:
+                return {"weights": weights.tolist(), "threshold": t}
+        raise RuntimeError(f"{self.name}: no weights at {knobs.as_dict()} whose placements' optima differ enough for a "
+                           f"threshold to answer both yes and no in {_SHAPE_TRIES} draws; raise max_weight")
+
+    def _place(self, knobs, rng, shape) -> tuple[np.ndarray, int]:
+        vector = rng.permutation(np.array(shape["weights"], dtype=np.int64))
+        if shape["threshold"] is None:  # n = 3: the one tour's cost, or one below it
+            return vector, int(vector.sum()) - int(rng.integers(0, 2))
+        return vector, shape["threshold"]
 
     def random_data(self, knobs, rng, shape=None):
-        w = self._weights(knobs, rng)
-        return {"weights": w, "threshold": _optimum(w) - 1 - int(rng.integers(0, 3))}
+        shape = shape or self.draw_shape(knobs, rng)
+        vector, threshold = self._place(knobs, rng, shape)
+        return {"weights": _matrix(knobs.n, vector), "threshold": threshold}
 
     def planted_data(self, knobs, rng, shape=None):
-        w = self._weights(knobs, rng)
-        return {"weights": w, "threshold": _optimum(w) + int(rng.integers(0, 3))}
+        """A placement of the shape's weights with a tour within T, by rejection (enumerated, no
+        solver): the decision's "yes" distribution. The last draw if none in :data:`_PLANT_TRIES`
+        (the generator redraws)."""
+        shape = shape or self.draw_shape(knobs, rng)
+        for _ in range(_PLANT_TRIES):
+            vector, threshold = self._place(knobs, rng, shape)
+            if shape["threshold"] is None:
+                threshold = int(vector.sum())
+            if _optima(vector[None, :], knobs.n)[0] <= threshold:
+                break
+        return {"weights": _matrix(knobs.n, vector), "threshold": threshold}
 
     @classmethod
     def check_data(cls, data):
@@ -91,29 +185,21 @@ class TSPProblem(LogicProblem):
     def encode(cls, data):
         w = data["weights"]
         n = len(w)
-        cities = range(1, n)
-        names = [f"x_{c}_{p}" for c in cities for p in range(1, n)]
-        legs = [(i, j, p) for p in range(1, n - 1) for i in cities for j in cities if i != j]
-        m = BoolModel(names + [f"e_{i}_{j}_{p}" for i, j, p in legs])
-        x = {(c, p): m.var(f"x_{c}_{p}") for c in cities for p in range(1, n)}
-        for p in range(1, n):
-            m.card([x[c, p] for c in cities], "==", 1)
-        for c in cities:
-            m.card([x[c, p] for p in range(1, n)], "==", 1)
-        coefs, variables = [], []
-        for i, j, p in legs:  # e <-> x_i_p and x_j_(p+1)
-            e = m.var(f"e_{i}_{j}_{p}")
-            m.clause([-e, x[i, p]])
-            m.clause([-e, x[j, p + 1]])
-            m.clause([e, -x[i, p], -x[j, p + 1]])
-            coefs.append(w[i][j]), variables.append(e)
-        for c in cities:  # the legs from city 0 to position 1 and from position n-1 back to 0
-            coefs += [w[0][c], w[c][0]]
-            variables += [x[c, 1], x[c, n - 1]]
-        merged: dict[int, int] = {}
-        for a, v in zip(coefs, variables):
-            merged[v] = merged.get(v, 0) + a
-        m.linear(list(merged.values()), list(merged), "<=", data["threshold"])
+        m = BoolModel([f"y_{i}_{j}" for i, j in _pairs(n)])
+        index = {p: k + 1 for k, p in enumerate(_pairs(n))}
+
+        def leg(i: int, j: int) -> int:
+            return index[min(i, j), max(i, j)]
+
+        for c in range(n):  # two legs at every city
+            m.card([leg(c, d) for d in range(n) if d != c], "==", 2)
+        # no cycle short of the whole tour: two legs everywhere and a cycle on S (3 <= |S| <= n/2,
+        # the other cycles then lie outside S) would put |S| legs inside S
+        for size in range(3, n // 2 + 1):
+            for s in combinations(range(n), size):
+                if 2 * size < n or 0 in s:  # S and the cities outside it say the same at |S| = n/2
+                    m.card([leg(i, j) for i, j in combinations(s, 2)], "<=", size - 1)
+        m.linear([w[i][j] for i, j in _pairs(n)], [leg(i, j) for i, j in _pairs(n)], "<=", data["threshold"])
         return m
 
     def statement(self, data):
@@ -124,11 +210,8 @@ class TSPProblem(LogicProblem):
                 f"way: {dist}. T = {data['threshold']}.")
 
     def mapping(self, data):
-        n = len(data["weights"])
-        out = {f"x_{c}_{p}": f"city {c} is the {p}-th city visited after city 0" for c in range(1, n) for p in range(1, n)}
-        out.update({f"e_{i}_{j}_{p}": f"the tour goes from city {i} (position {p}) to city {j} (position {p + 1})"
-                    for p in range(1, n - 1) for i in range(1, n) for j in range(1, n) if i != j})
-        return out
+        return {f"y_{i}_{j}": f"the tour travels between city {i} and city {j} (either way)"
+                for i, j in _pairs(len(data["weights"]))}
 
     def describe_data(self, data):
         return {"n": len(data["weights"]), "max_weight": max(max(r) for r in data["weights"])}
@@ -142,13 +225,22 @@ class TSPProblem(LogicProblem):
         return None if cost <= data["threshold"] else f"the tour costs {cost}, more than T = {data['threshold']}"
 
     def witness_from_true(self, data, true):
+        """The tour whose legs are ``true``, from city 0 towards the lower-numbered of its two
+        neighbours; a city it cannot reach is -1 (no tour: the verifier says so)."""
         n = len(data["weights"])
-        return [0] + [next((c for c in range(1, n) if f"x_{c}_{p}" in true), -1) for p in range(1, n)]
+        near = {c: sorted(d for d in range(n) if d != c and f"y_{min(c, d)}_{max(c, d)}" in true) for c in range(n)}
+        tour, seen = [0], {0}
+        while len(tour) < n:
+            step = [d for d in near[tour[-1]] if d not in seen]
+            if not step:
+                return tour + [-1] * (n - len(tour))
+            tour.append(step[0])
+            seen.add(step[0])
+        return tour
 
     def true_from_witness(self, data, witness):
-        n = len(data["weights"])
-        true = {f"x_{c}_{p}" for p, c in enumerate(witness) if p >= 1}
-        return true | {f"e_{witness[p]}_{witness[p + 1]}_{p}" for p in range(1, n - 1)}
+        n = len(witness)
+        return {f"y_{min(a, b)}_{max(a, b)}" for a, b in ((witness[i], witness[(i + 1) % n]) for i in range(n))}
 
     def parse_witness(self, data, text):
         return parse_ints(text, length=len(data["weights"]))
@@ -159,6 +251,14 @@ class TSPProblem(LogicProblem):
     def witness_hint(self, data):
         return "```answer <the cities in the order visited, starting with 0, separated by spaces>```"
 
-    def random_witness(self, data, rng):
+    def witness_space(self, data):
+        """The tours, each written one way round (:meth:`random_witness` draws one uniformly)."""
         n = len(data["weights"])
-        return format_ints([0, *(int(c) + 1 for c in rng.permutation(n - 1))])
+        return max(1, factorial(n - 1) // 2)
+
+    def random_witness(self, data, rng):
+        """A tour uniform among the (n-1)!/2, written from city 0 towards the lower-numbered
+        neighbour, as :meth:`witness_from_true` writes it."""
+        n = len(data["weights"])
+        rest = [int(c) + 1 for c in rng.permutation(n - 1)]
+        return format_ints([0, *(rest if rest[0] < rest[-1] else rest[::-1])])
