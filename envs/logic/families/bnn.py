@@ -2,11 +2,28 @@
 threshold gates and a seed input, find an input within Hamming distance eps of the seed that
 flips the network's output. Hyper-parameters: input dimension ``n_in``, the layers (neurons with
 a threshold k and signed literals over the previous layer), and the property (seed, radius eps,
-y_seed). Every neuron's output is a function of the input, so counting the flipping inputs
-counts models (the neurons' variables are determined by the inputs)."""
+y_seed). Every neuron's output is a function of the input, so counting the flipping inputs counts
+models (the neurons' variables are determined by the inputs).
+
+Issue 43: the decision's answer must not be readable off the prompt's surface. A random network
+and seed for "no", and a network redrawn until a random nearby input flips it for "yes", let a
+ridge classifier over the prompt's counted quantities and words predict the label on 58-67% of
+held-out prompts (against 50%): the two constructions keep different networks. Now an instance's
+**shape** (:meth:`BNNRobustnessProblem.draw_shape`, drawn before its label) is the network, the
+number of ones in the seed and the network's output on it; both labels draw the seed uniformly
+among the inputs with that many ones and that output, and the label is whether the seed lies
+within eps of an input with the other output. Everything the prompt shows but the order of the
+seed's bits, so every number and word it holds, is then the same for either answer. The network's
+outputs on all 2^n_in inputs and each input's distance to the other output are computed once per
+shape (a breadth-first pass over the bit flips, no solver); a shape is kept when between 20% and
+80% of its seeds have a flipping input within eps, so both answers are met in a few draws, and
+the solving query draws among those (the decision's "yes" distribution).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from ...problem import Knobs
 from ..family import LogicProblem
@@ -14,7 +31,17 @@ from ..model import BoolModel
 from ..witness import format_ints, parse_ints
 from .graphs import int_knob
 
-__all__ = ["BNNKnobs", "BNNRobustnessProblem", "forward"]
+__all__ = ["BNNKnobs", "BNNRobustnessProblem", "forward", "truth_table", "flippable"]
+
+#: the share of a shape's seeds with a flipping input within eps it must hold (either answer met
+#: in a few draws)
+_SHARE = (0.2, 0.8)
+#: networks tried before the knobs are declared to have none with both answers
+_SHAPE_TRIES = 200
+#: random inputs whose (ones, output) class a network is tried with before it is redrawn (at
+#: n_in = 10, eps = 3 a random network flips 98% of its inputs within eps in the median, and
+#: one class in ten is balanced enough)
+_SEED_TRIES = 4
 
 
 @dataclass(frozen=True)
@@ -53,6 +80,27 @@ def _layer(width: int, below: int, fan_in: int, rng) -> list[dict]:
     return out
 
 
+def truth_table(layers: list[list[dict]], n_in: int) -> np.ndarray:
+    """The network's output on every input, indexed by the input's code (bit i: x_i), as
+    :func:`forward` computes it one input at a time."""
+    codes = np.arange(1 << n_in)
+    below = (codes[:, None] >> np.arange(n_in)) & 1
+    for layer in layers:
+        held = [[below[:, abs(l) - 1] if l > 0 else 1 - below[:, abs(l) - 1] for l in n["lits"]] for n in layer]
+        below = np.stack([(sum(h) >= n["k"]).astype(np.int64) for h, n in zip(held, layer)], axis=1)
+    return below[:, 0]
+
+
+def flippable(table: np.ndarray, n_in: int, eps: int) -> np.ndarray:
+    """For every input code, whether some input within Hamming distance ``eps`` has the other
+    output: the inputs within ``eps`` of each output, grown one bit flip at a time."""
+    codes = np.arange(len(table))
+    near = [table == 0, table == 1]  # near[y]: within the distance grown so far of an input with output y
+    for _ in range(min(eps, n_in)):
+        near = [z | np.logical_or.reduce([z[codes ^ (1 << i)] for i in range(n_in)]) for z in near]
+    return np.where(table == 1, near[0], near[1])
+
+
 class BNNRobustnessProblem(LogicProblem):
     """BNN robustness as decision / solving / counting (``SolverLogic-v0(family="bnn-robustness")``)."""
 
@@ -67,20 +115,39 @@ class BNNRobustnessProblem(LogicProblem):
     witness_noun = "an input within Hamming distance eps of the seed whose output differs from the seed's"
     count_noun = "inputs within Hamming distance eps of the seed whose output differs from the seed's"
 
-    def random_data(self, knobs, rng, shape=None):
-        layers = [_layer(knobs.hidden, knobs.n_in, knobs.fan_in, rng), _layer(1, knobs.hidden, knobs.hidden, rng)]
-        seed = [int(b) for b in rng.integers(2, size=knobs.n_in)]
+    # SAT-RL App. B.1: n_in, the layers (threshold k, signed literals), the property (seed, eps, y_seed)
+    def draw_shape(self, knobs, rng) -> dict:
+        """The network, the seed's number of ones w and the network's output y on it (those of a
+        uniform random input), and the inputs with w ones and output y, split into those within
+        eps of an input with the other output (the seeds that answer yes) and the rest. Another
+        input's (w, y), then another network (label-free) until between 20% and 80% answer yes."""
+        for _ in range(_SHAPE_TRIES):
+            layers = [_layer(knobs.hidden, knobs.n_in, knobs.fan_in, rng), _layer(1, knobs.hidden, knobs.hidden, rng)]
+            table = truth_table(layers, knobs.n_in)
+            flips = flippable(table, knobs.n_in, knobs.eps)
+            ones = ((np.arange(len(table))[:, None] >> np.arange(knobs.n_in)) & 1).sum(axis=1)
+            for _ in range(_SEED_TRIES):
+                first = int(rng.integers(len(table)))
+                seeds = np.flatnonzero((ones == ones[first]) & (table == table[first]))
+                yes = seeds[flips[seeds]]
+                if _SHARE[0] <= len(yes) / len(seeds) <= _SHARE[1]:
+                    return {"layers": layers, "seeds": seeds.tolist(), "yes": yes.tolist()}
+        raise RuntimeError(f"{self.name}: no network at {knobs.as_dict()} of whose seeds between {_SHARE[0]:.0%} and "
+                           f"{_SHARE[1]:.0%} have an input within eps = {knobs.eps} with the other output in "
+                           f"{_SHAPE_TRIES} draws")
+
+    def _data(self, knobs, layers, code: int) -> dict:
+        seed = [(code >> i) & 1 for i in range(knobs.n_in)]
         return {"n_in": knobs.n_in, "layers": layers, "seed": seed, "eps": knobs.eps,
                 "y_seed": forward(layers, seed)[-1][0]}
 
+    def random_data(self, knobs, rng, shape=None):
+        shape = shape or self.draw_shape(knobs, rng)
+        return self._data(knobs, shape["layers"], shape["seeds"][int(rng.integers(len(shape["seeds"])))])
+
     def planted_data(self, knobs, rng, shape=None):
-        for _ in range(100):  # a network on which one input in the ball flips the output
-            data = self.random_data(knobs, rng)
-            flips = rng.choice(knobs.n_in, size=int(rng.integers(1, knobs.eps + 1)), replace=False)
-            x = [b ^ int(i in flips) for i, b in enumerate(data["seed"])]
-            if forward(data["layers"], x)[-1][0] != data["y_seed"]:
-                return data
-        return data
+        shape = shape or self.draw_shape(knobs, rng)
+        return self._data(knobs, shape["layers"], shape["yes"][int(rng.integers(len(shape["yes"])))])
 
     @classmethod
     def check_data(cls, data):
@@ -179,6 +246,10 @@ class BNNRobustnessProblem(LogicProblem):
 
     def witness_hint(self, data):
         return f"```answer <the {data['n_in']} input bits x0 .. x{data['n_in'] - 1}, separated by spaces>```"
+
+    def witness_space(self, data):
+        """Every input (:meth:`random_witness` draws one uniformly)."""
+        return 2 ** data["n_in"]
 
     def random_witness(self, data, rng):
         return format_ints(rng.integers(2, size=data["n_in"]))
