@@ -21,6 +21,7 @@ from ..algorithms.config import field_value, make_config, unknown_key
 from ..algorithms.plots import plot_run
 from ..algorithms.presets import PRESETS
 from ..kv import parse_kv
+from ..sandbox import ExecutorUnavailable
 from .args import env_id, env_kwargs
 from .train_help import field_reference
 
@@ -83,8 +84,6 @@ def _config(args):
 def cmd_train(args) -> int:
     cfg = _config(args)
     from ..algorithms.trainer import Trainer  # torch and accelerate: only when a run starts, after the checks
-
-    from ..sandbox import ExecutorUnavailable
 
     try:  # the envs are made first, so an executor the config names but cannot use stops the run here
         trainer = Trainer(cfg)

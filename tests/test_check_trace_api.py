@@ -19,8 +19,8 @@ from solvergym.envs.logic_steps import check_trace
 from solvergym.envs.logic_steps.problem import format_answer
 
 
-def _setup(env_id, seed=0):
-    env = gym.make(env_id)
+def _setup(env_id, seed=0, **kwargs):
+    env = gym.make(env_id, **kwargs)
     env.reset(seed=seed)
     problem, inst = env.unwrapped.problem, env.unwrapped.instance
     return problem, inst, problem.family.gold_answer(inst)
@@ -34,7 +34,7 @@ def _trace(gold, steps):
 
 
 def _knights():
-    problem, inst, gold = _setup("SolverKnights-v0")
+    problem, inst, gold = _setup("SolverKnights-v0", world="natural")  # the puzzle these traces were written for
     steps = problem.gold_steps(inst)
     restated = [("Tina's statement.", gold["syntactic_statements"][0].split(": ", 1)[1].rstrip("."))] + steps
     return inst, {"gold": _trace(gold, steps), "restated": _trace(gold, restated)}
