@@ -10,8 +10,9 @@ env draws for seeds ``0..seeds-1`` (decision: ``2 x seeds``), two measurements
 - decision: the held-out accuracy of a threshold on one counted quantity of the prompt and of a
   ridge classifier over those quantities and its bag of words (fitted on one half, scored on the
   other, both ways), against the majority class. The issue's bar: within 0.05 of it.
-- every query: the best constant answer (the most rewarding answer text given to every instance),
-  its share of right answers and mean reward, against the chance line (a uniform guess's mean
+- every query: the best constant answer (the most rewarding answer text given to every instance,
+  picked on one half of the seeds and scored on the other, both ways), its share of right answers
+  and mean reward, against the chance line (a uniform guess's mean
   reward) and abstaining (```` ```idk``` ````). The bar: no more than the chance line, less than
   abstaining.
 
@@ -44,7 +45,7 @@ def measure(family: str, query: str, knobs, seeds: int) -> dict:
     if query == "decision":
         row.update(label_predictability([problem.prompt(i) for i in instances], [i.satisfiable for i in instances]).as_dict())
         instances = instances[:seeds]
-    row.update({f"constant_{k}": v for k, v in constant_baseline(problem, instances).as_dict().items()})
+    row.update({f"constant_{k}": v for k, v in constant_baseline(problem, instances, held_out=True).as_dict().items()})
     return row
 
 

@@ -263,27 +263,49 @@ def run_once(problem: Any) -> Callable[[Any, str], Any]:
 
 
 def constant_baseline(problem: Problem, instances: Sequence, *, candidates: int = 8,
-                      abstain: str | None = IDK, score: Callable[[Any, str], Any] | None = None) -> ConstantBaseline:
+                      abstain: str | None = IDK, score: Callable[[Any, str], Any] | None = None,
+                      held_out: bool = False) -> ConstantBaseline:
     """The best of the ``candidates`` most often right answer texts (:func:`_candidates`), each
     given to every instance and scored by ``problem.score`` (or ``score``, :func:`run_once`);
     ``abstain``'s reward beside it (None: the env offers no abstention). Where the problem writes
     a key's text per instance (``blind_answer(instance, key)``), the candidates are keys and each
-    instance gets its key's text."""
+    instance gets its key's text.
+
+    ``held_out``: the answer is picked on one half of ``instances`` and scored on the other, both
+    ways, as a policy that learnt its favourite answer in training is scored on new instances.
+    Picked and scored on the same instances (the default), the best of many near-equal answers is
+    the luckiest of them: where hundreds of witnesses are each right on a few instances, that
+    luck is most of the share (``answer`` is then the first half's pick)."""
     score = problem.score if score is None else score
     render: Callable[[Any, str], str] | None = getattr(problem, "blind_answer", None)
+
+    def rewards_of(text: str, insts: Sequence) -> tuple[np.ndarray, np.ndarray]:
+        verdicts = [score(inst, text if render is None else render(inst, text)) for inst in insts]
+        return (np.array([sum(v.components.values()) for v in verdicts], dtype=float),
+                np.array([bool(v.correct) for v in verdicts]))
+
+    def pick(insts: Sequence) -> tuple[str, np.ndarray, np.ndarray]:
+        best = None
+        for text, _ in _tally(problem, insts).most_common(candidates):
+            rewards, right = rewards_of(text, insts)
+            if best is None or rewards.mean() > best[1].mean():
+                best = (text, rewards, right)
+        if best is None:
+            raise ValueError("no instance has a gold answer to try as a constant")
+        return best
+
     tally = _tally(problem, instances)
-    best: tuple[float, float, str, np.ndarray] | None = None
-    for text, _ in tally.most_common(candidates):
-        verdicts = [score(inst, text if render is None else render(inst, text)) for inst in instances]
-        rewards = np.array([sum(v.components.values()) for v in verdicts], dtype=float)
-        share = float(np.mean([bool(v.correct) for v in verdicts]))
-        if best is None or rewards.mean() > best[0]:
-            best = (float(rewards.mean()), share, text, rewards)
-    if best is None:
-        raise ValueError("no instance has a gold answer to try as a constant")
+    if held_out:
+        half = len(instances) // 2
+        first, second = list(instances[:half]), list(instances[half:])
+        answer = pick(first)[0]
+        scored = [rewards_of(answer, second), rewards_of(pick(second)[0], first)]
+        rewards, right = np.concatenate([r for r, _ in scored]), np.concatenate([c for _, c in scored])
+    else:
+        answer, rewards, right = pick(instances)
     idk = None
     if abstain is not None:
         idk = float(np.mean([sum(score(inst, abstain).components.values()) for inst in instances]))
-    rewards = best[3]
-    return ConstantBaseline(len(instances), best[2], best[1], best[0], chance_line(problem, instances), idk,
-                            answers=len(tally), sd=float(rewards.std()), spread=float(rewards.max() - rewards.min()))
+    return ConstantBaseline(len(instances), answer, float(right.mean()), float(rewards.mean()),
+                            chance_line(problem, instances), idk, answers=len(tally), sd=float(rewards.std()),
+                            spread=float(rewards.max() - rewards.min()))
