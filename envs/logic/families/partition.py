@@ -24,6 +24,11 @@ splits on average, which is ln 2 at max_value ~ 2^N / sqrt(N - 1): 28 for N = 6,
 refused. A shape is kept when between 20% and 80% of the values v may take split (measured with a
 bitset of the reachable sums, no solver); the solving query draws v among those, the decision's
 "yes" distribution.
+
+The solving query's blind guess is subset sum's, a set of half the items uniform among those
+(:meth:`.subset_sum.SubsetSumProblem.random_witness`): two groups of equal sum hold about as many
+items each, and a fixed set of half the items was right on 0.120 of 400 instances at N = 6
+against 0.045 for a guess uniform over all 2^N - 1 sets.
 """
 from __future__ import annotations
 
