@@ -4,12 +4,13 @@
                                          [--seeds 400] [--quick] [--out benchmarks/results]
 
 For every family at its default knobs and every dataset level (``levels``), on the instances the
-env draws for seeds ``0..seeds-1`` (decision: ``2 x seeds``), two measurements
-(:mod:`solvergym.evaluation.blind`):
+env draws for seeds ``0..seeds-1`` (decision: ``4 x seeds``), two measurements
+(:mod:`solvergym.evaluation.blind`), as ``tests/test_blind_policies.py`` makes them:
 
 - decision: the held-out accuracy of a threshold on one counted quantity of the prompt and of a
-  ridge classifier over those quantities and its bag of words (fitted on one half, scored on the
-  other, both ways), against the majority class. The issue's bar: within 0.05 of it.
+  ridge classifier over those quantities and its bag of words (in each block of ``2 x seeds``
+  prompts fitted on one half, scored on the other, both ways; two blocks), against the majority
+  class. The issue's bar: within 0.05 of it.
 - every query: the best constant answer (the most rewarding answer text given to every instance,
   picked on one half of the seeds and scored on the other, both ways), its share of right answers
   and mean reward, against the chance line (a uniform guess's mean
@@ -40,10 +41,11 @@ from solvergym.evaluation.tables import format_table
 def measure(family: str, query: str, knobs, seeds: int) -> dict:
     problem = family_class(family)(query=query)
     t = time.perf_counter()
-    instances = draw(problem, knobs, range(2 * seeds if query == "decision" else seeds))
+    instances = draw(problem, knobs, range(4 * seeds if query == "decision" else seeds))
     row = {"family": family, "query": query, "knobs": knobs.as_dict(), "generate_s": time.perf_counter() - t}
     if query == "decision":
-        row.update(label_predictability([problem.prompt(i) for i in instances], [i.satisfiable for i in instances]).as_dict())
+        row.update(label_predictability([problem.prompt(i) for i in instances], [i.satisfiable for i in instances],
+                                        block=2 * seeds).as_dict())
         instances = instances[:seeds]
     row.update({f"constant_{k}": v for k, v in constant_baseline(problem, instances, held_out=True).as_dict().items()})
     return row
@@ -80,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
                      ("excess", "excess", "+.3f")]
         cols += [("answer", "best constant", "s"), ("constant_share", "right", ".3f"), ("constant_reward", "reward", "+.3f"),
                  ("chance", "chance line", "s"), ("constant_idk", "idk", "+.3f")]
-        print(f"\n## {query} ({seeds} seeds{' x 2 for the classifiers' if query == 'decision' else ''})\n")
+        print(f"\n## {query} ({seeds} seeds{'; 4 x as many for the classifiers' if query == 'decision' else ''})\n")
         print(format_table(table, cols))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -9,9 +9,9 @@ and stratum, not a full ``reset``):
 
 - :func:`label_predictability`: how well a classifier over what the prompt shows predicts a
   yes/no label: a threshold on one counted quantity (:data:`SURFACE_FEATURES`) and a ridge
-  classifier over those quantities and the prompt's bag of words, each fitted on one half of the
-  prompts and scored on the other half, both ways (so 2 x 400 held-out predictions for 800
-  prompts), against the majority class of the held-out half.
+  classifier over those quantities and the prompt's bag of words, each fitted on one half of a
+  block of prompts and scored on the other half, both ways (2 x 400 held-out predictions for a
+  block of 800), against the majority class of the held-out half; over several blocks, pooled.
 - :func:`constant_baseline`: the best answer-independent policy: every answer text that is right
   on some instance (the gold answers, and for a problem with several right answers those it lists
   through ``blind_candidates``) is given as the answer to *every* instance, scored by the
@@ -168,15 +168,32 @@ class Predictability:
                 "excess": self.excess}
 
 
-def label_predictability(prompts: Sequence[str], labels: Sequence[bool]) -> Predictability:
+def label_predictability(prompts: Sequence[str], labels: Sequence[bool], *, block: int | None = None) -> Predictability:
     """Fit each classifier on the first half of ``prompts`` and score it on the second, then the
     other way round; the accuracies are over both held-out halves (``n`` predictions), as is the
     majority class (each half's majority is the one fitted on the other half: a constant
-    classifier, scored like the others)."""
+    classifier, scored like the others). ``block``: the same within each consecutive block of that
+    many prompts (fitted on ``block/2``, as the issue's protocol fits on 400 of 800), the
+    accuracies pooled over the blocks, so more prompts narrow the estimate without a larger
+    training set."""
+    prompts = list(prompts)
     y = np.asarray(labels, dtype=bool)
+    size = len(prompts) if block is None else int(block)
+    if size < 4 or len(y) != len(prompts) or len(prompts) % size:
+        raise ValueError("label_predictability needs at least 4 prompts, one label each, and whole blocks")
+    thr, ridge, major = [], [], []
+    for start in range(0, len(prompts), size):
+        t, r, m = _two_fold(prompts[start:start + size], y[start:start + size])
+        thr.append(t)
+        ridge.append(r)
+        major.append(m)
+    return Predictability(len(prompts) // size * 2 * (size // 2), float(np.mean(major)), float(np.mean(thr)),
+                          float(np.mean(ridge)))
+
+
+def _two_fold(prompts: list[str], y: np.ndarray) -> tuple[float, float, float]:
+    """(threshold, ridge, majority) accuracies over both held-out halves of one block."""
     half = len(prompts) // 2
-    if half < 2 or len(y) != len(prompts):
-        raise ValueError("label_predictability needs at least 4 prompts and one label each")
     feats = np.array([surface_features(p) for p in prompts])
     parts = [(slice(0, half), slice(half, 2 * half)), (slice(half, 2 * half), slice(0, half))]
     thr, ridge, major = [], [], []
@@ -188,7 +205,7 @@ def label_predictability(prompts: Sequence[str], labels: Sequence[bool]) -> Pred
         ridge.append(_ridge_accuracy(x_tr, y[tr], x_te, y[te]))
         guess = bool(y[tr].mean() >= 0.5)
         major.append(float(np.mean(y[te] == guess)))
-    return Predictability(2 * half, float(np.mean(major)), float(np.mean(thr)), float(np.mean(ridge)))
+    return float(np.mean(thr)), float(np.mean(ridge)), float(np.mean(major))
 
 
 @dataclass

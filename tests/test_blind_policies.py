@@ -2,12 +2,21 @@
 items 1-2; DESIGN.md's testing norms). A new family in ``FAMILIES`` is held to both checks.
 
 - **The prompt does not show the decision's label.** On the prompts ``reset(seed=s)`` poses for
-  ``s < 800`` (default knobs and every dataset level), a threshold on one counted quantity and a
+  ``s < 1600`` (default knobs and every dataset level), a threshold on one counted quantity and a
   ridge classifier over the counted quantities and the bag of words, each fitted on 400 prompts
-  and scored on the 400 others (both ways), are within :data:`MARGIN` of the majority class
-  (:func:`solvergym.evaluation.blind.label_predictability`). Before issue 43 the decision
-  generator planted SAT instances and rejected UNSAT ones at the same knobs, so yes and no differed
-  in edge or set density: 0.80-0.96 held-out accuracy for clique, colouring, NFA paths.
+  and scored on the 400 others of their block of 800 (both ways, two blocks), are within
+  :data:`MARGIN` of the majority class (:func:`solvergym.evaluation.blind.label_predictability`).
+  Before issue 43 the decision generator planted SAT instances and rejected UNSAT ones at the
+  same knobs, so yes and no differed in edge or set density: 0.80-0.96 held-out accuracy for
+  clique, colouring, NFA paths.
+
+  Why two blocks: the issue's protocol (fit on 400, score on 400, here both ways) leaves a
+  classifier that cannot read the label an accuracy with a standard deviation of 0.018 (800
+  predictions), so the bar of 0.05 is 2.8 of them, and with two classifiers on 53 cells about
+  one cell in a run fails by chance. On seeds 0-799 alone three did (partition n=8 +0.065,
+  subset-sum n=10 +0.063, tsp n=5 +0.054, where tsp's two labels show the same weights and the
+  same T by construction); on seeds 800-1599 the same cells gave -0.014, +0.032, +0.011. Pooled
+  over 1,600 predictions the deviation is 0.0125 and the bar four of them.
 - **No constant answer beats a guess, or abstaining.** On ``s < 400``, the best answer text given
   to every instance alike (:func:`~solvergym.evaluation.blind.constant_baseline`: each right
   answer seen, the most often right first; picked on one half of the seeds and scored on the
@@ -35,8 +44,9 @@ from solvergym.evaluation.blind import IDK, constant_baseline, draw, label_predi
 
 #: how far above the majority class a classifier may score (the issue's bar)
 MARGIN = 0.05
-#: prompts for the classifiers (half to fit, half to score, both ways), seeds for the constants
-N_PROMPTS, N_SEEDS = 800, 400
+#: prompts for the classifiers (blocks of BLOCK: half to fit, half to score, both ways), seeds
+#: for the constants
+N_PROMPTS, BLOCK, N_SEEDS = 1600, 800, 400
 #: instances by which a stratified share may miss its bound over N_SEEDS consecutive seeds
 STRATA_SLACK = 2
 #: standard errors a witness's sampled share may sit above the uniform guess's
@@ -55,7 +65,7 @@ def problem(family: str, query: str) -> LogicProblem:
     return family_class(family)(query=query)
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=None)  # a cell's decision draws serve both of its checks
 def instances(family: str, knobs, query: str, n: int) -> tuple:
     return tuple(draw(problem(family, query), knobs, range(n)))
 
@@ -64,8 +74,8 @@ def instances(family: str, knobs, query: str, n: int) -> tuple:
 def test_a_prompt_does_not_show_its_decision_label(family, knobs):
     p = problem(family, "decision")
     insts = instances(family, knobs, "decision", N_PROMPTS)
-    found = label_predictability([p.prompt(i) for i in insts], [i.satisfiable for i in insts])
-    assert abs(found.majority - 0.5) <= STRATA_SLACK / N_PROMPTS * 2  # the labels are balanced
+    found = label_predictability([p.prompt(i) for i in insts], [i.satisfiable for i in insts], block=BLOCK)
+    assert abs(found.majority - 0.5) <= STRATA_SLACK / BLOCK * 2  # the labels are balanced
     assert found.threshold <= found.majority + MARGIN, found.as_dict()
     assert found.ridge <= found.majority + MARGIN, found.as_dict()
 
