@@ -1,6 +1,15 @@
 """A tied embedding's gradient added straight into ``.grad`` (agents/tied_grads.py) on the embedded
-model: the same logits bit for bit, the same gradient to rounding over accumulated micro-batches,
-and no vocabulary-sized gradient handed to autograd."""
+model: the same logits and the same gradient to rounding over accumulated micro-batches, and no
+vocabulary-sized gradient handed to autograd.
+
+The logits were equal bit for bit on the machines this was written on; on a 2-core Xeon of
+2026-12-06 (torch 2.13.0+cpu, transformers 5.24 and 5.25 alike; the commit before issue 43 too)
+they differ by 4.6e-5 in 33.6 (1.4e-6 of the scale), where F.linear under autograd takes another
+GEMM path for a weight that requires a gradient (the plain head's) than for a detached one (the
+direct head's); without gradients they are still equal bit for bit (the next test), and one
+layer norm's gradient then differs by 1.2e-5 of its scale. So both checks are to rounding: 1e-5
+of the logits' scale, 1e-4 of each gradient's; a gradient missing the head's or the lookups'
+share is off by its whole size."""
 from __future__ import annotations
 
 import pytest
@@ -52,13 +61,13 @@ def test_same_logits_and_gradients_over_accumulated_micro_batches(models):
     la, ga = _accumulate(plain, batches)
     layouts = []
     lb, gb = _accumulate(direct, batches, hook=lambda g: layouts.append((g.layout, g._nnz() if g.is_sparse else None)))
-    assert all(torch.equal(a, b) for a, b in zip(la, lb))
+    assert all((a - b).abs().max() <= 1e-5 * a.abs().max() for a, b in zip(la, lb))
     assert ga.keys() == gb.keys()
     emb = "model.embed_tokens.weight"
     assert emb in ga and not ga[emb].is_sparse and not gb[emb].is_sparse
     for name in ga:
         scale = ga[name].abs().max()
-        assert scale > 0 and (ga[name] - gb[name]).abs().max() <= 1e-5 * scale, name
+        assert scale > 0 and (ga[name] - gb[name]).abs().max() <= 1e-4 * scale, name
     # autograd was handed the rows each lookup read, once per backward, not a 49,152-row tensor
     assert layouts == [(torch.sparse_coo, ids.numel() - 5) for ids, _ in batches]
 
