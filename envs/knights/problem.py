@@ -85,25 +85,15 @@ class KnightsProblem(StepProblem):
         """The answer rule ``key`` writes on ``instance``: the solution alone."""
         return format_answer({"solution": dict(zip(instance.names, key.split(",")))})
 
-    def chance_reward(self, instance: KnightsInstance) -> float:
-        """The chance line: roles drawn uniformly, 1 in 2^n right, as :meth:`blind_answer` writes
-        them (the solution alone: 0.6 right, 0 wrong under the ``spring`` preset). With
-        ``world="uniform"`` (default) the solution is uniform over the 2^n role assignments and
-        balanced over consecutive seeds, so no rule is right more often than that."""
-        p = 1.0 / (1 << instance.n_people)
-        right, wrong = self._blind_rewards(instance)
-        return p * right + (1.0 - p) * wrong
+    def blind_chance(self, instance: KnightsInstance) -> float:
+        """Roles drawn uniformly: 1 in 2^n. With ``world="uniform"`` (default) the solution is
+        uniform over the 2^n role assignments and balanced over consecutive seeds, so no rule is
+        right more often than that."""
+        return 1.0 / (1 << instance.n_people)
 
-    def _blind_rewards(self, instance: KnightsInstance) -> tuple[float, float]:
-        """The reward of the solution-only answer when right and when wrong, scored once per problem
-        (it depends on the preset, not on the instance: without premises no instance-dependent
-        term is paid)."""
-        if getattr(self, "_blind_frame", None) is None:
-            gold = self.blind_candidates(instance)[0].split(",")
-            wrong = ["knave" if gold[0] == "knight" else "knight", *gold[1:]]
-            texts = [self.blind_answer(instance, ",".join(k)) for k in (gold, wrong)]
-            self._blind_frame = tuple(sum(self.score(instance, t).components.values()) for t in texts)
-        return self._blind_frame
+    def blind_wrong(self, instance: KnightsInstance, key: str) -> str:
+        roles = key.split(",")
+        return ",".join(["knave" if roles[0] == "knight" else "knight", *roles[1:]])
 
     def describe(self, instance: KnightsInstance) -> dict[str, Any]:
         return {"n_people": instance.n_people, "depth": instance.depth, "width": instance.width}

@@ -323,6 +323,35 @@ class StepProblem(Problem):
     def premises_part(answer: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in answer.items() if k not in ("reasoning", "solution")}
 
+    # -- what a policy earns without reading (solvergym.evaluation.blind) ---------------------------
+    # A family lists the one right blind answer (``blind_candidates``: a key, or the text itself),
+    # writes a key's text where the answer names what the prompt lists (``blind_answer``), and says
+    # how often a uniform guess among such answers is right (``blind_chance``) and one wrong key
+    # (``blind_wrong``). The answer is the solution alone: r_accuracy is scored, and without
+    # premises nothing that depends on the instance is, so right and wrong each earn one reward.
+    def blind_chance(self, instance: Instance) -> float:
+        raise NotImplementedError
+
+    def blind_wrong(self, instance: Instance, key: str) -> str:
+        raise NotImplementedError
+
+    def chance_reward(self, instance: Instance) -> float:
+        """The chance line: a uniform guess, right :meth:`blind_chance` of the time, written as the
+        solution alone (0.6 right, 0 wrong under the ``spring`` preset)."""
+        right, wrong = self._blind_rewards(instance)
+        p = self.blind_chance(instance)
+        return p * right + (1.0 - p) * wrong
+
+    def _blind_rewards(self, instance: Instance) -> tuple[float, float]:
+        """The reward of the solution-only answer when right and when wrong, scored once per problem
+        (it depends on the preset, not on the instance)."""
+        if getattr(self, "_blind_frame", None) is None:
+            gold = self.blind_candidates(instance)[0]
+            render = getattr(self, "blind_answer", None)
+            texts = [k if render is None else render(instance, k) for k in (gold, self.blind_wrong(instance, gold))]
+            self._blind_frame = tuple(sum(self.score(instance, t).components.values()) for t in texts)
+        return self._blind_frame
+
     def sample_answer(self, instance: Instance, rng: np.random.Generator) -> str:
         """The family's schema with a random solution and no steps (so r_format 0 in the
         interleaved presets)."""

@@ -94,22 +94,12 @@ class LSATProblem(StepProblem):
     def letter_answer(letter: str) -> str:
         return format_answer({"solution": {"selected_option": letter}})
 
-    def chance_reward(self, instance: LSATInstance) -> float:
-        """The chance line: a letter drawn uniformly, right 1 in 5, as the solution alone (0.6 right,
-        0 wrong under the ``spring`` preset). The right option's slot is drawn uniformly."""
-        right, wrong = self._blind_rewards(instance)
-        p = 1.0 / len(OPTION_LETTERS)
-        return p * right + (1.0 - p) * wrong
+    def blind_chance(self, instance: LSATInstance) -> float:
+        """A letter drawn uniformly: 1 in 5. The right option's slot is drawn uniformly."""
+        return 1.0 / len(OPTION_LETTERS)
 
-    def _blind_rewards(self, instance: LSATInstance) -> tuple[float, float]:
-        """The reward of the solution-only answer when right and when wrong, scored once per problem
-        (it depends on the preset, not on the instance: without the formalisation no
-        instance-dependent term is paid)."""
-        if getattr(self, "_blind_frame", None) is None:
-            wrong = next(x for x in OPTION_LETTERS if x != instance.answer)
-            self._blind_frame = tuple(sum(self.score(instance, self.letter_answer(x)).components.values())
-                                      for x in (instance.answer, wrong))
-        return self._blind_frame
+    def blind_wrong(self, instance: LSATInstance, key: str) -> str:
+        return self.letter_answer(next(x for x in OPTION_LETTERS if x != instance.answer))
 
     def describe(self, instance: LSATInstance) -> dict[str, Any]:
         return {"game": instance.game, "n_entities": len(instance.entities),

@@ -91,26 +91,15 @@ class ZebraProblem(StepProblem):
         rows = [[str(h + 1)] + [col[h] for col in cols] for h in range(instance.n_houses)]
         return format_answer({"solution": {"header": instance.solution_header, "rows": rows}})
 
-    def chance_reward(self, instance: ZebraInstance) -> float:
-        """The chance line: a table drawn uniformly, each attribute's values in a random order, right
-        1 in (n!)^m, as the solution alone (0.6 right, 0 wrong under the ``spring`` preset; Puzzle
+    def blind_chance(self, instance: ZebraInstance) -> float:
+        """A table drawn uniformly, each attribute's values in a random order: 1 in (n!)^m (Puzzle
         Acc, not Cell Acc, is the reward). The generator draws the solution uniformly."""
-        p = 1.0 / math.factorial(instance.n_houses) ** len(instance.attributes)
-        right, wrong = self._blind_rewards(instance)
-        return p * right + (1.0 - p) * wrong
+        return 1.0 / math.factorial(instance.n_houses) ** len(instance.attributes)
 
-    def _blind_rewards(self, instance: ZebraInstance) -> tuple[float, float]:
-        """The reward of the solution-only answer when right and when wrong, scored once per problem
-        (it depends on the preset, not on the instance: without premises no instance-dependent
-        term is paid)."""
-        if getattr(self, "_blind_frame", None) is None:
-            gold = self.blind_candidates(instance)[0]
-            first, _, rest = gold.partition("/")
-            order = first.split(",")
-            wrong = ",".join(order[1:] + order[:1]) + ("/" + rest if rest else "")  # house values rotated
-            self._blind_frame = tuple(sum(self.score(instance, self.blind_answer(instance, k)).components.values())
-                                      for k in (gold, wrong))
-        return self._blind_frame
+    def blind_wrong(self, instance: ZebraInstance, key: str) -> str:
+        first, _, rest = key.partition("/")
+        order = first.split(",")
+        return ",".join(order[1:] + order[:1]) + ("/" + rest if rest else "")  # house values rotated
 
     def describe(self, instance: ZebraInstance) -> dict[str, Any]:
         return {"n_houses": instance.n_houses, "n_attributes": len(instance.attributes),
