@@ -38,13 +38,10 @@ from ..family import LogicProblem
 from ..model import BoolModel
 from ..witness import format_ints, parse_ints
 from .graphs import (cell_table, check_edges, critical_window, draw_cell, edge_text, gnm_edges, gnm_touching, int_knob,
-                     label_cells, sat_share)
+                     draw_until, label_cells, sat_share)
 
 __all__ = ["CliqueKnobs", "CliqueProblem", "has_clique", "clique_window", "clique_cells"]
 
-#: a solving draw's rejections (at a shape of the window a draw has a clique 15% of the time or
-#: more) before the generator's own loop takes over
-_PLANT_TRIES = 50
 #: (n, k) -> the critical window's edge counts
 _WINDOWS: dict[tuple[int, int], tuple[int, ...]] = {}
 #: (n, k) -> the critical window's cells (edge count, touched vertices) and their weights
@@ -141,14 +138,11 @@ class CliqueProblem(LogicProblem):
 
     def planted_data(self, knobs, rng, shape=None):
         """G(n, M) drawn until it has a k-clique: a decision's "yes" (no planted clique, whose
-        vertices' extra edges a reader could spot). The last draw if none in :data:`_PLANT_TRIES`
+        vertices' extra edges a reader could spot). The last draw if none in :data:`~.graphs.PLANT_TRIES`
         (the generator redraws)."""
         shape = self.draw_shape(knobs, rng) if shape is None else shape
-        for _ in range(_PLANT_TRIES):
-            data = self.random_data(knobs, rng, shape)
-            if has_clique(knobs.n, knobs.k, data["edges"]):
-                break
-        return data
+        return draw_until(lambda: self.random_data(knobs, rng, shape),
+                          lambda d: has_clique(knobs.n, knobs.k, d["edges"]))
 
     @classmethod
     def check_data(cls, data):

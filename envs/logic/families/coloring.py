@@ -34,13 +34,10 @@ from ..family import LogicProblem
 from ..model import BoolModel
 from ..witness import format_ints, parse_ints
 from .graphs import (cell_table, check_edges, critical_window, draw_cell, edge_text, gnm_edges, gnm_touching, int_knob,
-                     label_cells, sat_share)
+                     draw_until, label_cells, sat_share)
 
 __all__ = ["ColoringKnobs", "ColoringProblem", "colourable", "colouring_window", "colouring_cells"]
 
-#: a solving draw's rejections (a cell of the window is colourable on 15% of its draws or more)
-#: before the generator's own loop takes over
-_PLANT_TRIES = 50
 #: (n, k) -> the critical window's edge counts
 _WINDOWS: dict[tuple[int, int], tuple[int, ...]] = {}
 #: (n, k) -> the critical window's cells (edge count, touched vertices) and their weights
@@ -152,13 +149,10 @@ class ColoringProblem(LogicProblem):
     def planted_data(self, knobs, rng, shape=None):
         """A draw at the shape rejected until k-colourable: a decision's "yes" (no planted
         colouring, whose classes' missing edges a reader could spot). The last draw if none in
-        :data:`_PLANT_TRIES` (the generator redraws)."""
+        :data:`~.graphs.PLANT_TRIES` (the generator redraws)."""
         shape = self.draw_shape(knobs, rng) if shape is None else shape
-        for _ in range(_PLANT_TRIES):
-            data = self.random_data(knobs, rng, shape)
-            if colourable(knobs.n, knobs.k, data["edges"]):
-                break
-        return data
+        return draw_until(lambda: self.random_data(knobs, rng, shape),
+                          lambda d: colourable(knobs.n, knobs.k, d["edges"]))
 
     @classmethod
     def check_data(cls, data):

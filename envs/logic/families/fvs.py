@@ -43,7 +43,7 @@ from ..family import LogicProblem
 from ..model import BoolModel
 from ..witness import format_ints, parse_ints
 from .graphs import (WINDOW_DRAWS, cell_table, check_edges, critical_window, draw_cell, edge_text, gnm_edges,
-                     gnm_touching, int_knob, label_cells, shape_rng)
+                     draw_until, gnm_touching, int_knob, label_cells, shape_rng)
 
 __all__ = ["FVSKnobs", "FeedbackVertexSetProblem", "chordless_cycles", "acyclic", "within_budget", "fvs_window",
            "fvs_cells"]
@@ -51,9 +51,6 @@ __all__ = ["FVSKnobs", "FeedbackVertexSetProblem", "chordless_cycles", "acyclic"
 #: draws at a shape before one with a cycle is given up on (a shape of the window has one nearly
 #: always; an acyclic graph needs no removal, so it is no question)
 _CYCLIC_TRIES = 1000
-#: a solving draw's rejections (a cell of the window is a "yes" on 15% of its draws or more)
-#: before the generator's own loop takes over
-_PLANT_TRIES = 50
 #: (n, k, mutual) -> the critical window's numbers of joined pairs
 _WINDOWS: dict[tuple[int, int, float], tuple[int, ...]] = {}
 #: (n, k, mutual) -> the critical window's cells (joined pairs, touched vertices) and their weights
@@ -262,13 +259,10 @@ class FeedbackVertexSetProblem(LogicProblem):
     def planted_data(self, knobs, rng, shape=None):
         """A draw at the shape rejected until ``k`` removals make it acyclic: a decision's "yes"
         (no planted order, whose forward edges a reader could spot). The last draw if none in
-        :data:`_PLANT_TRIES` (the generator redraws)."""
+        :data:`~.graphs.PLANT_TRIES` (the generator redraws)."""
         shape = self.draw_shape(knobs, rng) if shape is None else shape
-        for _ in range(_PLANT_TRIES):
-            data = self.random_data(knobs, rng, shape)
-            if within_budget(knobs.n, knobs.k, data["edges"]):
-                break
-        return data
+        return draw_until(lambda: self.random_data(knobs, rng, shape),
+                          lambda d: within_budget(knobs.n, knobs.k, d["edges"]))
 
     @classmethod
     def check_data(cls, data):

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["gnp_edges", "check_edges", "edge_text", "int_knob", "gnm_edges", "critical_window", "sat_share",
+__all__ = ["gnp_edges", "check_edges", "edge_text", "int_knob", "gnm_edges", "critical_window", "sat_share", "draw_until",
            "shape_rng", "lean", "touched", "gnm_touching", "cell_table", "draw_cell", "label_cells", "WINDOW_FLOOR",
            "WINDOW_LAST", "WINDOW_DRAWS", "CELL_DRAWS", "CELL_SHARE"]
 
@@ -134,6 +134,21 @@ def critical_window(share: Any, lo: int, hi: int, floor: float = WINDOW_FLOOR) -
     while right < hi and common(right + 1):
         right += 1
     return tuple(range(left, right + 1))
+
+
+#: draws a graph family's solving draw makes at one shape before the generator redraws
+PLANT_TRIES = 50
+
+
+def draw_until(draw: Any, holds: Any, tries: int = PLANT_TRIES) -> dict:
+    """``draw()`` until ``holds(data)``, at most ``tries`` times; the last draw otherwise (the
+    generator checks the label with a solver and draws again). A graph family's "yes" is a draw
+    at the shape kept by this, not a planted structure, whose extra edges a reader could spot."""
+    for _ in range(tries):
+        data = draw()
+        if holds(data):
+            break
+    return data
 
 
 def lean(values: Any, pairs: int, p: float, rng: np.random.Generator) -> int:

@@ -38,13 +38,10 @@ from ..family import LogicProblem
 from ..model import BoolModel
 from ..witness import format_ints, parse_ints
 from .graphs import (CELL_DRAWS, CELL_SHARE, WINDOW_FLOOR, WINDOW_LAST, check_edges, edge_text, gnm_touching, int_knob,
-                     lean, shape_rng)
+                     draw_until, lean, shape_rng)
 
 __all__ = ["MaxCutKnobs", "MaxCutProblem", "cut_size", "max_cut", "maxcut_cells"]
 
-#: a solving draw's rejections (a threshold of the window is reached on 15% of its draws or more)
-#: before the generator's own loop takes over
-_PLANT_TRIES = 50
 #: edge counts drawn (each as likely as in G(n, p)) before one with a window is an error
 _SHAPE_TRIES = 200
 #: (n, m) -> the window's cells at m edges (touched vertices, threshold) and their weights
@@ -166,13 +163,10 @@ class MaxCutProblem(LogicProblem):
     def planted_data(self, knobs, rng, shape=None):
         """A draw at the shape rejected until its maximum cut reaches T: a decision's "yes" (no
         planted partition, whose crossing edges a reader could count). The last draw if none in
-        :data:`_PLANT_TRIES` (the generator redraws)."""
+        :data:`~.graphs.PLANT_TRIES` (the generator redraws)."""
         shape = self.draw_shape(knobs, rng) if shape is None else shape
-        for _ in range(_PLANT_TRIES):
-            data = self.random_data(knobs, rng, shape)
-            if max_cut(knobs.n, data["edges"]) >= data["t"]:
-                break
-        return data
+        return draw_until(lambda: self.random_data(knobs, rng, shape),
+                          lambda d: max_cut(knobs.n, d["edges"]) >= d["t"])
 
     @classmethod
     def check_data(cls, data):
