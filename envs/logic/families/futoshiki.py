@@ -12,8 +12,8 @@ the set of neighbouring pairs that carry a clue, drawn before the decision's lab
 that shape (:meth:`~FutoshikiProblem.random_data`) puts the symbols in random cells where none
 repeats in a row or column and points each clue at random, except where a given symbol decides it
 at sight (between two givens, or from a given 1 or N), and the label is whether that completes.
-The decision keeps a shape when :data:`SHAPE_SAMPLES` label-free draws at it complete between
-:data:`~.latin.WINDOW`'s bounds (the latin squares of order N <= 5 are listed, so a draw's label is
+The decision keeps a shape when :data:`~.latin.SHAPE_SAMPLES` label-free draws at it complete
+between :data:`~.latin.WINDOW`'s bounds (the latin squares of order N <= 5 are listed, so a draw's label is
 looked up without a solver); clue sets that no direction can break (or that almost every
 direction does) are left out (the share of draws that complete, per level:
 :attr:`FutoshikiProblem.levels`).
@@ -31,12 +31,10 @@ import numpy as np
 from ...problem import Knobs
 from .graphs import int_knob
 from ..model import solve_count
-from .latin import LISTED_ORDER, SHAPE_TRIES, WINDOW, LatinSquareProblem, grid_text, latin_index
+from .latin import LISTED_ORDER, LatinSquareProblem, grid_text, latin_index, sampled_shape
 
 __all__ = ["FutoshikiKnobs", "FutoshikiProblem", "adjacent_pairs"]
 
-#: label-free draws a decision's shape is measured on before it is kept
-SHAPE_SAMPLES = 16
 
 
 @dataclass(frozen=True)
@@ -90,21 +88,19 @@ class FutoshikiProblem(LatinSquareProblem):
 
     def draw_shape(self, knobs, rng):
         """``(given symbols, clued pairs)`` (the module docstring); for the decision, one whose
-        label-free draws complete in :data:`~.latin.WINDOW` of :data:`SHAPE_SAMPLES`
-        (``RuntimeError`` when :data:`~.latin.SHAPE_TRIES` shapes have none)."""
+        label-free draws complete in :data:`~.latin.WINDOW` (:func:`~.latin.sampled_shape`)."""
         pairs = adjacent_pairs(knobs.n)
-        for _ in range(SHAPE_TRIES if self.query == "decision" else 1):
+
+        def draw():
             symbols = self._symbols(knobs, rng)
-            clued = tuple(pairs[int(i)] for i in sorted(rng.choice(len(pairs), size=knobs.inequalities, replace=False)))
-            shape = (symbols, clued)
-            if self.query != "decision":
-                return shape
-            share = np.mean([self._completes_data(self.random_data(knobs, rng, shape)) for _ in range(SHAPE_SAMPLES)])
-            if WINDOW[0] <= share <= WINDOW[1]:
-                return shape
-        raise RuntimeError(f"futoshiki: at {knobs.as_dict()} no givens and clued cells have both answers often enough "
-                           f"(completing in {WINDOW[0]:.0%} to {WINDOW[1]:.0%} of {SHAPE_SAMPLES} draws) in "
-                           f"{SHAPE_TRIES} shapes: more clues or givens complete less often, fewer more often")
+            return symbols, tuple(pairs[int(i)] for i in sorted(rng.choice(len(pairs), size=knobs.inequalities,
+                                                                         replace=False)))
+
+        if self.query != "decision":
+            return draw()
+        return sampled_shape(draw, lambda shape: self._completes_data(self.random_data(knobs, rng, shape)),
+                             f"futoshiki: at {knobs.as_dict()} no givens and clued cells have both answers often "
+                             f"enough; more clues or givens complete less often, fewer more often")
 
     def _completes_data(self, data: dict) -> bool:
         """Whether ``data`` completes: looked up among the listed latin squares up to

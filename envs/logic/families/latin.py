@@ -35,7 +35,7 @@ import itertools
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -46,7 +46,8 @@ from ..witness import parse_ints
 from .graphs import int_knob
 
 __all__ = ["LatinKnobs", "LatinSquareProblem", "grid_text", "latin_violation", "latin_squares", "LISTED_ORDER",
-           "WINDOW", "GridShapes", "place_symbols", "unit_peers", "TableIndex", "latin_index"]
+           "WINDOW", "GridShapes", "place_symbols", "unit_peers", "TableIndex", "latin_index", "sampled_shape",
+           "SHAPE_SAMPLES"]
 
 #: the largest order whose latin squares are listed (order 5: 161,280 squares, built in 0.1 s)
 LISTED_ORDER = 5
@@ -57,6 +58,8 @@ WINDOW = (0.2, 0.8)
 WINDOW_SAMPLES = 64
 #: shapes a decision draws before it gives up on knobs with no critical window
 SHAPE_TRIES = 200
+#: label-free draws a shape is measured on where it is measured per draw (:func:`sampled_shape`)
+SHAPE_SAMPLES = 16
 #: random placements tried before a multiset is taken to have no arrangement without a clash
 PLACE_TRIES = 200
 #: the seed of the window's measurements
@@ -74,6 +77,21 @@ class LatinKnobs(Knobs):
     def validate(self) -> None:
         int_knob("n", self.n, 2, 9)
         int_knob("given", self.given, 0, self.n * self.n - 1)
+
+
+def sampled_shape(draw: Callable[[], Any], completes: Callable[[Any], bool], why: str) -> Any:
+    """The first of up to :data:`SHAPE_TRIES` shapes ``draw()`` gives whose :data:`SHAPE_SAMPLES`
+    label-free draws (``completes(shape)``: one draw at the shape, and whether it completes) complete
+    within :data:`WINDOW`; ``RuntimeError`` saying ``why`` none did. A puzzle whose shapes are too
+    many to measure once per knobs (futoshiki's clued cells, magic squares' given numbers)
+    measures each one as it draws it, from the same generator."""
+    for _ in range(SHAPE_TRIES):
+        shape = draw()
+        share = float(np.mean([completes(shape) for _ in range(SHAPE_SAMPLES)]))
+        if WINDOW[0] <= share <= WINDOW[1]:
+            return shape
+    raise RuntimeError(f"{why} (completing in {WINDOW[0]:.0%} to {WINDOW[1]:.0%} of {SHAPE_SAMPLES} draws) in "
+                       f"{SHAPE_TRIES} shapes")
 
 
 def _x(r: int, c: int, s: int, n: int) -> int:

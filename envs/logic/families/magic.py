@@ -19,8 +19,8 @@ square, each then moved to a random cell no other given holds with probability
 they stand still fit a magic square. Numbers dropped in uniformly random cells fit one in 8 of 72
 placements of two (order 3) and almost never at order 4, so a decision took some 9 draws (each a
 CP-SAT solve) for a yes, and none at all at 4 x 4 with 6 givens (before issue 43). The decision
-keeps a shape whose label-free draws complete in :data:`WINDOW` of :data:`SHAPE_SAMPLES` (looked up
-among the listed squares); every shape but the order-4 single given (which fits every cell) is in
+keeps a shape whose label-free draws complete in :data:`~.latin.WINDOW` of
+:data:`~.latin.SHAPE_SAMPLES` (looked up among the listed squares); every shape but the order-4 single given (which fits every cell) is in
 it. A planted instance is cut from a uniformly drawn square (the generator used to reach 96 of the
 7,040 order-4 squares, from three base squares), and the solving query's chance line is a uniform
 guess among the N's magic squares (a guess that knows the rules, not the givens).
@@ -46,18 +46,12 @@ from ..family import LogicProblem
 from ..model import BoolModel
 from ..witness import parse_ints
 from .graphs import int_knob
-from .latin import TableIndex, grid_text
+from .latin import TableIndex, grid_text, sampled_shape
 
-__all__ = ["MagicKnobs", "MagicSquareProblem", "magic_lines", "magic_squares", "WINDOW"]
+__all__ = ["MagicKnobs", "MagicSquareProblem", "magic_lines", "magic_squares"]
 
 #: the Lo Shu square, whose rotations and reflections are the 8 magic squares of order 3
 _LO_SHU = [[2, 7, 6], [9, 5, 1], [4, 3, 8]]
-#: the share of a shape's label-free draws that complete, for the decision to draw the shape
-WINDOW = (0.2, 0.8)
-#: label-free draws a decision's shape is measured on before it is kept
-SHAPE_SAMPLES = 16
-#: shapes a decision draws before it gives up on knobs with no critical window
-SHAPE_TRIES = 200
 
 
 @dataclass(frozen=True)
@@ -161,18 +155,13 @@ class MagicSquareProblem(LogicProblem):
 
     def draw_shape(self, knobs, rng):
         """The given numbers (the module docstring); for the decision, a set whose label-free draws
-        complete in :data:`WINDOW` of :data:`SHAPE_SAMPLES` (``RuntimeError`` when
-        :data:`SHAPE_TRIES` sets have none)."""
-        for _ in range(SHAPE_TRIES if self.query == "decision" else 1):
-            values = self._values(knobs, rng)
-            if self.query != "decision":
-                return values
-            share = np.mean([self._completes_data(self.random_data(knobs, rng, values)) for _ in range(SHAPE_SAMPLES)])
-            if WINDOW[0] <= share <= WINDOW[1]:
-                return values
-        raise RuntimeError(f"magic-square: at {knobs.as_dict()} no set of given numbers has both answers often enough "
-                           f"(completing in {WINDOW[0]:.0%} to {WINDOW[1]:.0%} of {SHAPE_SAMPLES} draws) in "
-                           f"{SHAPE_TRIES} sets: with no given, or one of order 4, every placement completes")
+        complete in :data:`~.latin.WINDOW` (:func:`~.latin.sampled_shape`)."""
+        if self.query != "decision":
+            return self._values(knobs, rng)
+        return sampled_shape(lambda: self._values(knobs, rng),
+                             lambda values: self._completes_data(self.random_data(knobs, rng, values)),
+                             f"magic-square: at {knobs.as_dict()} no set of given numbers has both answers often "
+                             f"enough; with no given, or one of order 4, every placement completes")
 
     @staticmethod
     def _completes_data(data: dict) -> bool:
