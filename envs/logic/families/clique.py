@@ -37,15 +37,10 @@ from ...problem import Knobs
 from ..family import LogicProblem
 from ..model import BoolModel
 from ..witness import format_ints, parse_ints
-from .graphs import (cell_table, check_edges, critical_window, draw_cell, edge_text, gnm_edges, gnm_touching, int_knob,
-                     draw_until, label_cells, sat_share)
+from .graphs import (check_edges, draw_cell, draw_until, edge_text, gnm_touching, int_knob, property_cells,
+                     property_window)
 
 __all__ = ["CliqueKnobs", "CliqueProblem", "has_clique", "clique_window", "clique_cells"]
-
-#: (n, k) -> the critical window's edge counts
-_WINDOWS: dict[tuple[int, int], tuple[int, ...]] = {}
-#: (n, k) -> the critical window's cells (edge count, touched vertices) and their weights
-_CELLS: dict[tuple[int, int], dict[tuple[int, int], float]] = {}
 
 
 @dataclass(frozen=True)
@@ -90,28 +85,19 @@ def has_clique(n: int, k: int, edges) -> bool:
 
 def clique_window(n: int, k: int) -> tuple[int, ...]:
     """The edge counts M at which G(n, M) has a k-clique in 15-85% of draws (the critical window,
-    :func:`.graphs.critical_window`); ``ValueError`` where there is none (k = 2: one edge is a
+    :func:`.graphs.property_window`); ``ValueError`` where there is none (k = 2: one edge is a
     2-clique, so every count but 0 answers yes)."""
-    if (n, k) not in _WINDOWS:
-        share = lambda m: sat_share((n, k, m), lambda rng: has_clique(n, k, gnm_edges(n, m, rng)))  # noqa: E731
-        _WINDOWS[n, k] = critical_window(share, 0, comb(n, 2))
-    if not _WINDOWS[n, k]:
-        raise ValueError(f"clique: no edge count on n={n} vertices makes a {k}-clique neither rare nor near certain, "
-                         f"so a decision's answer would show in its number of edges; choose a larger k")
-    return _WINDOWS[n, k]
+    return property_window("clique", n, k, *_clique_property(n, k))
 
 
 def clique_cells(n: int, k: int) -> dict[tuple[int, int], float]:
     """The shapes (M edges, R vertices an edge touches) a clique instance on ``n`` vertices is
-    drawn at: the cells of the window's edge counts (:func:`clique_window`) where a k-clique is
-    present in 15-85% of the draws of G(n, M) that touch R vertices, each with its weight among
-    its count's draws (:func:`.graphs.label_cells`). ``ValueError`` where there is none."""
-    if (n, k) not in _CELLS:
-        table = cell_table(n, clique_window(n, k), lambda edges, rng: has_clique(n, k, edges), key=(n, k))
-        _CELLS[n, k] = label_cells(table)
-    if not _CELLS[n, k]:
-        raise ValueError(f"clique: no shape on n={n} vertices makes a {k}-clique neither rare nor near certain")
-    return _CELLS[n, k]
+    drawn at (:func:`.graphs.property_cells`). ``ValueError`` where there is none."""
+    return property_cells("clique", n, k, *_clique_property(n, k))
+
+
+def _clique_property(n: int, k: int) -> tuple:
+    return lambda edges: has_clique(n, k, edges), f"a {k}-clique", "choose a larger k"
 
 
 class CliqueProblem(LogicProblem):

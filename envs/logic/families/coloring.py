@@ -33,15 +33,10 @@ from ...problem import Knobs
 from ..family import LogicProblem
 from ..model import BoolModel
 from ..witness import format_ints, parse_ints
-from .graphs import (cell_table, check_edges, critical_window, draw_cell, edge_text, gnm_edges, gnm_touching, int_knob,
-                     draw_until, label_cells, sat_share)
+from .graphs import (check_edges, draw_cell, draw_until, edge_text, gnm_touching, int_knob, property_cells,
+                     property_window)
 
 __all__ = ["ColoringKnobs", "ColoringProblem", "colourable", "colouring_window", "colouring_cells"]
-
-#: (n, k) -> the critical window's edge counts
-_WINDOWS: dict[tuple[int, int], tuple[int, ...]] = {}
-#: (n, k) -> the critical window's cells (edge count, touched vertices) and their weights
-_CELLS: dict[tuple[int, int], dict[tuple[int, int], float]] = {}
 
 
 @dataclass(frozen=True)
@@ -105,27 +100,18 @@ def colourable(n: int, k: int, edges) -> bool:
 
 def colouring_window(n: int, k: int) -> tuple[int, ...]:
     """The edge counts M at which G(n, M) is k-colourable in 15-85% of draws (the critical window,
-    :func:`.graphs.critical_window`); ``ValueError`` where there is none (k >= n: every graph is)."""
-    if (n, k) not in _WINDOWS:
-        share = lambda m: sat_share((n, k, m), lambda rng: colourable(n, k, gnm_edges(n, m, rng)))  # noqa: E731
-        _WINDOWS[n, k] = critical_window(share, 0, comb(n, 2))
-    if not _WINDOWS[n, k]:
-        raise ValueError(f"graph-coloring: no edge count on n={n} vertices makes a {k}-colouring neither rare nor "
-                         f"near certain, so a decision's answer would show in its number of edges; choose k < n")
-    return _WINDOWS[n, k]
+    :func:`.graphs.property_window`); ``ValueError`` where there is none (k >= n: every graph is)."""
+    return property_window("graph-coloring", n, k, *_colouring_property(n, k))
 
 
 def colouring_cells(n: int, k: int) -> dict[tuple[int, int], float]:
-    """The shapes (M edges, R vertices an edge touches) a colouring instance is drawn at: the cells
-    of the window's edge counts where a k-colouring exists in 15-85% of the draws of G(n, M) that
-    touch R vertices, each with its weight among its count's draws. ``ValueError`` where none is."""
-    if (n, k) not in _CELLS:
-        table = cell_table(n, colouring_window(n, k), lambda edges, rng: colourable(n, k, edges), key=(n, k))
-        _CELLS[n, k] = label_cells(table)
-    if not _CELLS[n, k]:
-        raise ValueError(f"graph-coloring: no shape on n={n} vertices makes a {k}-colouring neither rare nor near "
-                         f"certain")
-    return _CELLS[n, k]
+    """The shapes (M edges, R vertices an edge touches) a colouring instance is drawn at
+    (:func:`.graphs.property_cells`). ``ValueError`` where none is."""
+    return property_cells("graph-coloring", n, k, *_colouring_property(n, k))
+
+
+def _colouring_property(n: int, k: int) -> tuple:
+    return lambda edges: colourable(n, k, edges), f"a {k}-colouring", "choose k < n"
 
 
 class ColoringProblem(LogicProblem):

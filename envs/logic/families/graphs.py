@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["gnp_edges", "check_edges", "edge_text", "int_knob", "gnm_edges", "critical_window", "sat_share", "draw_until",
+           "property_window", "property_cells",
            "shape_rng", "lean", "touched", "gnm_touching", "cell_table", "draw_cell", "label_cells", "WINDOW_FLOOR",
            "WINDOW_LAST", "WINDOW_DRAWS", "CELL_DRAWS", "CELL_SHARE"]
 
@@ -243,3 +244,40 @@ def label_cells(table: dict[tuple[int, int], list], floor: float = WINDOW_FLOOR)
         best = max(sorted(table), key=lambda c: rarer(table[c]))
         cells = {best: 1.0} if rarer(table[best]) >= WINDOW_LAST else {}
     return cells
+
+
+#: (family, n, k) -> the critical window's edge counts of an undirected property (:func:`property_window`)
+_PROPERTY_WINDOWS: dict[tuple[str, int, int], tuple[int, ...]] = {}
+#: (family, n, k) -> its cells and their weights (:func:`property_cells`)
+_PROPERTY_CELLS: dict[tuple[str, int, int], dict[tuple[int, int], float]] = {}
+
+
+def property_window(family: str, n: int, k: int, holds: Any, what: str, hint: str) -> tuple[int, ...]:
+    """The edge counts M at which ``holds(edges)`` (a monotone property of an undirected graph on
+    ``n`` vertices with parameter ``k``: a k-clique, a k-colouring) is true of G(n, M) in 15-85% of
+    draws (:func:`critical_window`, measured once per (family, n, k) on :func:`shape_rng` of
+    ``(n, k, M)``). ``ValueError`` where there is none, naming ``what`` the property is and
+    ``hint`` how to get a window."""
+    key = (family, n, k)
+    if key not in _PROPERTY_WINDOWS:
+        share = lambda m: sat_share((n, k, m), lambda rng: holds(gnm_edges(n, m, rng)))  # noqa: E731
+        _PROPERTY_WINDOWS[key] = critical_window(share, 0, n * (n - 1) // 2)
+    if not _PROPERTY_WINDOWS[key]:
+        raise ValueError(f"{family}: no edge count on n={n} vertices makes {what} neither rare nor near certain, "
+                         f"so a decision's answer would show in its number of edges; {hint}")
+    return _PROPERTY_WINDOWS[key]
+
+
+def property_cells(family: str, n: int, k: int, holds: Any, what: str, hint: str) -> dict[tuple[int, int], float]:
+    """The shapes (M edges, R vertices an edge touches) an instance of the property is drawn at:
+    the cells of :func:`property_window`'s edge counts where ``holds`` in 15-85% of the draws of
+    G(n, M) that touch R vertices, each with its weight among its count's draws
+    (:func:`label_cells`). ``ValueError`` where there is none."""
+    key = (family, n, k)
+    if key not in _PROPERTY_CELLS:
+        table = cell_table(n, property_window(family, n, k, holds, what, hint), lambda edges, rng: holds(edges),
+                           key=(n, k))
+        _PROPERTY_CELLS[key] = label_cells(table)
+    if not _PROPERTY_CELLS[key]:
+        raise ValueError(f"{family}: no shape on n={n} vertices makes {what} neither rare nor near certain")
+    return _PROPERTY_CELLS[key]
