@@ -242,15 +242,19 @@ def chance_line(problem: Problem, instances: Sequence) -> float | None:
     return float(np.mean(values))
 
 
-def _tally(problem: Problem, instances: Sequence) -> Counter:
+def _tally(problem: Problem, instances: Sequence, memo: dict | None = None) -> Counter:
     """How many instances each answer text (or key, where the problem has ``blind_answer``) is
     right on: each instance's gold answer, and where the problem lists them
-    (``blind_candidates(instance)``), every right answer."""
+    (``blind_candidates(instance)``), every right answer (``memo``: each instance's list, kept
+    for the next tally over some of the same instances)."""
     tally: Counter = Counter()
     lister = getattr(problem, "blind_candidates", None)
+    memo = {} if memo is None else memo
     for inst in instances:
-        texts = lister(inst) if lister is not None else None
-        for t in dict.fromkeys(texts if texts else [problem.gold(inst).answer]):
+        if id(inst) not in memo:
+            texts = lister(inst) if lister is not None else None
+            memo[id(inst)] = list(dict.fromkeys(texts if texts else [problem.gold(inst).answer]))
+        for t in memo[id(inst)]:
             tally[t] += 1
     return tally
 
@@ -301,9 +305,12 @@ def constant_baseline(problem: Problem, instances: Sequence, *, candidates: int 
         return (np.array([sum(v.components.values()) for v in verdicts], dtype=float),
                 np.array([bool(v.correct) for v in verdicts]))
 
+    chance = chance_line(problem, instances)  # first: a problem may keep what it enumerates for the tally
+    memo: dict = {}
+
     def pick(insts: Sequence) -> tuple[str, np.ndarray, np.ndarray]:
         best = None
-        for text, _ in _tally(problem, insts).most_common(candidates):
+        for text, _ in _tally(problem, insts, memo).most_common(candidates):
             rewards, right = rewards_of(text, insts)
             if best is None or rewards.mean() > best[1].mean():
                 best = (text, rewards, right)
@@ -311,7 +318,7 @@ def constant_baseline(problem: Problem, instances: Sequence, *, candidates: int 
             raise ValueError("no instance has a gold answer to try as a constant")
         return best
 
-    tally = _tally(problem, instances)
+    tally = _tally(problem, instances, memo)
     if held_out:
         half = len(instances) // 2
         first, second = list(instances[:half]), list(instances[half:])
@@ -324,5 +331,5 @@ def constant_baseline(problem: Problem, instances: Sequence, *, candidates: int 
     if abstain is not None:
         idk = float(np.mean([sum(score(inst, abstain).components.values()) for inst in instances]))
     return ConstantBaseline(len(instances), answer, float(right.mean()), float(rewards.mean()),
-                            chance_line(problem, instances), idk, answers=len(tally), sd=float(rewards.std()),
+                            chance, idk, answers=len(tally), sd=float(rewards.std()),
                             spread=float(rewards.max() - rewards.min()))

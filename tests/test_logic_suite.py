@@ -372,6 +372,41 @@ def test_the_readme_table_lists_every_family_with_its_category_knobs_and_solvers
         assert all(f"`{k}`={v}" in row for k, v in cls.Knobs.defaults().items()), row
 
 
+class _Says:
+    """A blind agent: the same answer to every instance, whatever it says."""
+
+    def __init__(self, text: str):
+        self.name, self.text = f"says {text!r}", text
+
+    def act(self, observations, envs):
+        return [self.text] * len(observations)
+
+
+def test_every_suite_cell_shows_its_blind_baseline(tmp_path):
+    """Issue 43 item 3: beside pass@1, each cell's chance line and best constant answer on the
+    cell's own instances, in the JSON and the Markdown; an agent that answers every instance
+    alike is right no more often than that constant, and exactly as often when it is that one."""
+    from solvergym.evaluation.blind import constant_baseline, draw
+    from solvergym.evaluation.logic_suite import run_logic_suite
+
+    summary = run_logic_suite("says", tmp_path / "yes", instances=8, families=["clique", "n-queens"],
+                              queries=["decision", "counting"], progress=False,
+                              agent_object=_Says("```answer\nyes\n```"))
+    for row in summary["cells"]:
+        p = family_class(row["family"])(query=row["query"])
+        base = constant_baseline(p, draw(p, p.Knobs.make(), range(8)))
+        assert (row["constant_answer"], row["constant_accuracy"], row["constant_reward"], row["chance_reward"]) == (
+            base.answer, base.share, pytest.approx(base.reward), pytest.approx(base.chance))
+        assert row["accuracy"] <= row["constant_accuracy"]
+        if row["query"] == "decision":  # (a count of "yes" does not parse: 0, more than a wrong count)
+            assert row["reward"] <= row["constant_reward"] + 1e-9
+            assert row["chance_reward"] == pytest.approx(0.05)  # yes / no at even odds: 0.1 + 0.5 - 0.55
+            if row["constant_answer"] == "```answer\nyes\n```":
+                assert row["accuracy"] == row["constant_accuracy"]  # the blind agent is the best constant
+    md = (tmp_path / "yes" / "logic_suite.md").read_text()
+    assert "chance reward" in md and "best constant acc / reward" in md and "has not shown that it reads" in md
+
+
 def test_the_suite_report_gives_a_cell_per_family_query_and_solver(pool, tmp_path):
     from solvergym.cli.main import main
     from solvergym.evaluation.logic_suite import run_logic_suite

@@ -40,7 +40,7 @@ independent verifier, written without a solver). Everything else is here, once:
 from __future__ import annotations
 
 import importlib
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -69,6 +69,8 @@ MAX_SUPPORT = 4
 CALIBRATION_DRAWS = 160
 #: the rules for a wrong count (see the module docstring)
 COUNT_PENALTIES = ("chance", "binary")
+#: solving instances whose right witnesses a problem keeps (the blind baselines ask twice)
+_WITNESS_CACHE = 1024
 #: the seed of the draws a support is measured on
 _CALIBRATION_SEED = 20261206
 #: (family class, knobs) -> its counting support, measured once per process
@@ -250,6 +252,13 @@ class LogicProblem(Problem):
         draw, where a witness must exist or a count be large."""
         raise NotImplementedError
 
+    def quick_label(self, data: dict) -> bool | None:
+        """Whether ``data`` is satisfiable, where the family knows it without a solver (a search of
+        its own, a lookup among listed solutions; exact, and tested against the solver), else
+        ``None``. Generation skips the solve of a draw whose label this says is not the target:
+        the same draws, in the same order, for fewer solver calls (the accepted draw is solved)."""
+        return None
+
     @classmethod
     def check_data(cls, data: dict) -> None:
         """Raise ``ValueError`` when ``data`` is not an instance of this family."""
@@ -315,6 +324,8 @@ class LogicProblem(Problem):
             else:
                 data = self.random_data(knobs, rng, shape) if target is False or self.query == "decision" \
                     else self.planted_data(knobs, rng, shape)
+            if target is not None and self.quick_label(data) not in (None, target):
+                continue  # the label is known without a solver: a rejected draw costs no solve
             model = self.encode(data)
             count, first, exact = solve_count(model, limit=MAX_COUNT + 1 if counting else 1)
             if not exact and (counting or count == 0):
@@ -447,12 +458,9 @@ class LogicProblem(Problem):
         space = self.witness_space(inst.data)
         if space is None:
             return None
-        model, found = self.encode(inst.data), []
-        _, _, exact = solve_count(model, limit=MAX_COUNT, models=found)
+        right, exact = self._right_witnesses(inst, MAX_COUNT)
         if not exact:
             return None
-        right = {self.format_witness(inst.data, self.witness_from_true(inst.data, {n for n, v in zip(model.names, values) if v}))
-                 for values in found}
         p = min(1.0, len(right) / space)
         return SATRL_FORMAT + p * 1.0 + (1.0 - p) * self._correct(False)
 
@@ -504,10 +512,26 @@ class LogicProblem(Problem):
         :func:`solvergym.evaluation.blind.constant_baseline` tries on every instance."""
         if self.query != "solving":
             return [self.final_answer(inst)]
+        return ["```answer\n" + t + "\n```" for t in self._right_witnesses(inst, limit)[0][:limit]]
+
+    def _right_witnesses(self, inst: LogicInstance, limit: int) -> tuple[list[str], bool]:
+        """The distinct right witnesses of ``inst`` as the family writes them, from its first
+        ``limit`` models, and whether those are all of them; kept for the last instances asked
+        about (the chance line counts them all, the blind candidates take the first few)."""
+        cache = self.__dict__.setdefault("_witness_cache", OrderedDict())
+        key = inst.instance_id
+        if key in cache and (cache[key][1] or cache[key][2] >= limit):
+            cache.move_to_end(key)
+            return cache[key][0], cache[key][1]
         model, found = self.encode(inst.data), []
-        solve_count(model, limit=limit, models=found)
-        witnesses = (self.witness_from_true(inst.data, {n for n, v in zip(model.names, values) if v}) for values in found)
-        return list(dict.fromkeys("```answer\n" + self.format_witness(inst.data, w) + "\n```" for w in witnesses))
+        _, _, exact = solve_count(model, limit=limit, models=found)
+        texts = list(dict.fromkeys(
+            self.format_witness(inst.data, self.witness_from_true(inst.data, {n for n, v in zip(model.names, values) if v}))
+            for values in found))
+        cache[key] = (texts, exact, limit)
+        while len(cache) > _WITNESS_CACHE:
+            cache.popitem(last=False)
+        return texts, exact
 
     def random_witness(self, data: dict, rng: np.random.Generator) -> str:
         """A uniformly random answer of the witness's form (the random agent's)."""

@@ -27,6 +27,9 @@ __all__ = ["Clause", "Card", "Linear", "Threshold", "BoolModel", "OPS", "brute_f
 OPS = ("<=", ">=", "==")
 #: the largest model :func:`brute_force_count` enumerates (2^20 assignments)
 MAX_BRUTE_VARS = 20
+#: the most literals a bound of one is written for as pairwise clauses (n(n-1)/2 of them) rather
+#: than by a sequential counter in :func:`pysat_count`
+PAIRWISE_MAX = 16
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,15 @@ def pysat_count(model: BoolModel, limit: int | None, models: list | None = None)
         if c.op in ("<=", "==") and c.k == 0:
             clauses += [[-x] for x in c.lits]
             continue
+        if c.k == 1 and len(c.lits) <= PAIRWISE_MAX:
+            # a bound of one as clauses (no counter variables): half the generators' time went to
+            # CardEnc on the grid families' one-per-cell constraints; the count is the same
+            lits = list(c.lits)
+            if c.op in ("<=", "=="):
+                clauses += [[-a, -b] for a, b in itertools.combinations(lits, 2)]
+            if c.op in (">=", "=="):
+                clauses.append(lits)
+            continue
         clauses += enc[c.op](lits=list(c.lits), bound=c.k, vpool=pool, encoding=EncType.seqcounter).clauses
     if any(not c for c in clauses):
         return 0, None, True
@@ -236,7 +248,8 @@ def cpsat_count(model: BoolModel, limit: int | None, time_limit_s: float,
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 0
-    solver.parameters.enumerate_all_solutions = True
+    # one model is a plain solve (presolve on); counting enumerates them all (presolve off)
+    solver.parameters.enumerate_all_solutions = limit != 1
     solver.parameters.max_time_in_seconds = float(time_limit_s)
     cb = _Count()
     status = solver.Solve(m, cb)

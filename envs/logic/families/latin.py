@@ -347,6 +347,10 @@ class LatinSquareProblem(GridShapes, LogicProblem):
     def planted_data(self, knobs, rng, shape=None):
         return self._grid_data(knobs, self._cut(knobs, rng, self._solution(knobs.n, rng), shape))
 
+    def quick_label(self, data):
+        n = data["n"]
+        return latin_index(n).completes([v for row in data["grid"] for v in row]) if n <= LISTED_ORDER else None
+
     @classmethod
     def check_data(cls, data):
         if set(data) != {"n", "grid"}:

@@ -190,6 +190,12 @@ class NQueensProblem(LogicProblem):
         picked = good[int(rng.integers(len(good)))]
         return {"n": knobs.n, "pre": [[r, c] for r, c in zip(rows, picked)]}
 
+    def quick_label(self, data):
+        """Whether a listed solution keeps the placed queens (boards of up to 10 rows: 724 solutions)."""
+        if data["n"] > 10:
+            return None
+        return any(all(sol[r] == c for r, c in data["pre"]) for sol in queens_solutions(data["n"]))
+
     @classmethod
     def check_data(cls, data):
         if set(data) != {"n", "pre"}:
