@@ -37,7 +37,7 @@ from ...problem import Knobs
 from ..family import LogicProblem
 from ..model import BoolModel
 from ..witness import format_ints, parse_ints
-from .graphs import (check_edges, draw_cell, draw_until, edge_text, gnm_touching, int_knob, property_cells,
+from .graphs import (check_edges, draw_cell, draw_yes, edge_text, gnm_touching, int_knob, property_cells,
                      property_window)
 
 __all__ = ["CliqueKnobs", "CliqueProblem", "has_clique", "clique_window", "clique_cells"]
@@ -126,9 +126,7 @@ class CliqueProblem(LogicProblem):
         """G(n, M) drawn until it has a k-clique: a decision's "yes" (no planted clique, whose
         vertices' extra edges a reader could spot). The last draw if none in :data:`~.graphs.PLANT_TRIES`
         (the generator redraws)."""
-        shape = self.draw_shape(knobs, rng) if shape is None else shape
-        return draw_until(lambda: self.random_data(knobs, rng, shape),
-                          lambda d: has_clique(knobs.n, knobs.k, d["edges"]))
+        return draw_yes(self, knobs, rng, shape)
 
     def quick_label(self, data):
         return has_clique(data["n"], data["k"], data["edges"])

@@ -33,7 +33,7 @@ from ...problem import Knobs
 from ..family import LogicProblem
 from ..model import BoolModel
 from ..witness import format_ints, parse_ints
-from .graphs import (check_edges, draw_cell, draw_until, edge_text, gnm_touching, int_knob, property_cells,
+from .graphs import (check_edges, draw_cell, draw_yes, edge_text, gnm_touching, int_knob, property_cells,
                      property_window)
 
 __all__ = ["ColoringKnobs", "ColoringProblem", "colourable", "colouring_window", "colouring_cells"]
@@ -136,9 +136,7 @@ class ColoringProblem(LogicProblem):
         """A draw at the shape rejected until k-colourable: a decision's "yes" (no planted
         colouring, whose classes' missing edges a reader could spot). The last draw if none in
         :data:`~.graphs.PLANT_TRIES` (the generator redraws)."""
-        shape = self.draw_shape(knobs, rng) if shape is None else shape
-        return draw_until(lambda: self.random_data(knobs, rng, shape),
-                          lambda d: colourable(knobs.n, knobs.k, d["edges"]))
+        return draw_yes(self, knobs, rng, shape)
 
     def quick_label(self, data):
         return colourable(data["n"], data["k"], data["edges"])

@@ -43,7 +43,7 @@ from ..family import LogicProblem
 from ..model import BoolModel
 from ..witness import format_ints, parse_ints
 from .graphs import (WINDOW_DRAWS, cell_table, check_edges, critical_window, draw_cell, edge_text, gnm_edges,
-                     draw_until, gnm_touching, int_knob, label_cells, shape_rng)
+                     draw_yes, gnm_touching, int_knob, label_cells, shape_rng)
 
 __all__ = ["FVSKnobs", "FeedbackVertexSetProblem", "chordless_cycles", "acyclic", "within_budget", "fvs_window",
            "fvs_cells"]
@@ -260,9 +260,7 @@ class FeedbackVertexSetProblem(LogicProblem):
         """A draw at the shape rejected until ``k`` removals make it acyclic: a decision's "yes"
         (no planted order, whose forward edges a reader could spot). The last draw if none in
         :data:`~.graphs.PLANT_TRIES` (the generator redraws)."""
-        shape = self.draw_shape(knobs, rng) if shape is None else shape
-        return draw_until(lambda: self.random_data(knobs, rng, shape),
-                          lambda d: within_budget(knobs.n, knobs.k, d["edges"]))
+        return draw_yes(self, knobs, rng, shape)
 
     def quick_label(self, data):
         return within_budget(data["n"], data["k"], data["edges"])

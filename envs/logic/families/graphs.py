@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["gnp_edges", "check_edges", "edge_text", "int_knob", "gnm_edges", "critical_window", "sat_share", "draw_until",
+__all__ = ["gnp_edges", "check_edges", "edge_text", "int_knob", "gnm_edges", "critical_window", "sat_share", "draw_until", "draw_yes",
            "property_window", "property_cells",
            "shape_rng", "lean", "touched", "gnm_touching", "cell_table", "draw_cell", "label_cells", "WINDOW_FLOOR",
            "WINDOW_LAST", "WINDOW_DRAWS", "CELL_DRAWS", "CELL_SHARE"]
@@ -150,6 +150,15 @@ def draw_until(draw: Any, holds: Any, tries: int = PLANT_TRIES) -> dict:
         if holds(data):
             break
     return data
+
+
+def draw_yes(family: Any, knobs: Any, rng: np.random.Generator, shape: Any = None) -> dict:
+    """``family``'s draws at one shape (drawn here when ``None``) until its exact
+    ``quick_label`` says "yes": a graph family's ``planted_data``. No planted structure, whose
+    extra edges a reader could spot; the last draw if none in ``PLANT_TRIES`` (the generator
+    checks the label with a solver and draws again)."""
+    shape = family.draw_shape(knobs, rng) if shape is None else shape
+    return draw_until(lambda: family.random_data(knobs, rng, shape), family.quick_label)
 
 
 def lean(values: Any, pairs: int, p: float, rng: np.random.Generator) -> int:

@@ -38,7 +38,7 @@ from ..family import LogicProblem
 from ..model import BoolModel
 from ..witness import format_ints, parse_ints
 from .graphs import (CELL_DRAWS, CELL_SHARE, WINDOW_FLOOR, WINDOW_LAST, check_edges, edge_text, gnm_touching, int_knob,
-                     draw_until, lean, shape_rng)
+                     draw_yes, lean, shape_rng)
 
 __all__ = ["MaxCutKnobs", "MaxCutProblem", "cut_size", "max_cut", "maxcut_cells"]
 
@@ -164,9 +164,7 @@ class MaxCutProblem(LogicProblem):
         """A draw at the shape rejected until its maximum cut reaches T: a decision's "yes" (no
         planted partition, whose crossing edges a reader could count). The last draw if none in
         :data:`~.graphs.PLANT_TRIES` (the generator redraws)."""
-        shape = self.draw_shape(knobs, rng) if shape is None else shape
-        return draw_until(lambda: self.random_data(knobs, rng, shape),
-                          lambda d: max_cut(knobs.n, d["edges"]) >= d["t"])
+        return draw_yes(self, knobs, rng, shape)
 
     def quick_label(self, data):
         return max_cut(data["n"], data["edges"]) >= data["t"]
