@@ -1,8 +1,9 @@
 """A training run's files under ``out_dir``: the metrics log and the checkpoints.
 
-- :class:`MetricsLog`: one JSON row per step or validation in ``metrics.jsonl`` (and TensorBoard
-  scalars under ``tb/`` when tensorboard is installed), written by the main process; every
-  process keeps the rows in memory (the trainer's ``history``).
+- :class:`MetricsLog`: one JSON row per step or validation in ``metrics.jsonl`` (and its numbers
+  to the trackers ``report_to`` names: TensorBoard under ``tb/`` by default when installed;
+  :mod:`.tracking`), written by the main process; every process keeps the rows in memory (the
+  trainer's ``history``).
 - A checkpoint, ``checkpoints/step_<N>``: Accelerate's state (model, optimizer, scheduler, RNG
   states) and ``trainer_state.json`` (the step, the data position, the schedule's state, the
   config). :func:`write_checkpoint` keeps the ``keep`` newest; :func:`read_checkpoint` reads one
@@ -27,12 +28,13 @@ STATE = "trainer_state.json"
 
 
 class MetricsLog:
-    """``out/metrics.jsonl`` and TensorBoard; :attr:`rows` on every process."""
+    """``out/metrics.jsonl`` and the ``report_to`` trackers; :attr:`rows` on every process."""
 
-    def __init__(self, out: Path, main: bool):
+    def __init__(self, out: Path, main: bool, report_to: Any = "none", config: dict[str, Any] | None = None):
         self.path, self.out, self.main = out / "metrics.jsonl", out, main
         self.rows: list[dict[str, Any]] = []
-        self._tb: Any = None  # None: not opened yet; False: tensorboard is not installed
+        self.report_to, self.config = report_to, config or {}
+        self._trackers: list[Any] | None = None  # opened at the first row (the run directory exists then)
 
     def log(self, row: dict[str, Any]) -> None:
         self.rows.append(row)
@@ -41,17 +43,19 @@ class MetricsLog:
         self.out.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a") as f:
             f.write(json.dumps(row, default=float) + "\n")
-        if self._tb is None:
-            try:
-                from torch.utils.tensorboard import SummaryWriter
+        if self._trackers is None:
+            from .tracking import open_trackers
 
-                self._tb = SummaryWriter(str(self.out / "tb"))
-            except Exception:  # tensorboard is optional
-                self._tb = False
-        if self._tb:
-            for k, v in row.items():
-                if isinstance(v, (int, float)):
-                    self._tb.add_scalar(k, v, row.get("step", 0))
+            self._trackers = open_trackers(self.report_to, self.out, self.config)
+        numbers = {k: v for k, v in row.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        for tracker in self._trackers:
+            tracker.log(numbers, step=row.get("step", 0))
+
+    def close(self) -> None:
+        """Flush and close the trackers (the JSON log needs nothing)."""
+        for tracker in self._trackers or []:
+            tracker.finish()
+        self._trackers = None
 
     def resume_at(self, step: int, acc: Any) -> None:
         """Keep the rows of the steps before ``step``, in memory and in the file."""

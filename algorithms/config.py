@@ -5,6 +5,9 @@ Presets set the *algorithm* hyper-parameters to the papers' values, each cited i
 CPU finishes, and ``paper_scale=True`` applies the paper's instead (on GPUs). Precedence:
 preset < the paper's scale < YAML/JSON file < keyword arguments < overrides.
 
+TRL's ``GRPOConfig`` names (``learning_rate``, ``num_generations``, ``beta``, ...) are accepted in
+a file, as keywords and in overrides for the fields they name (:mod:`.trl_names`).
+
 Every field carries its documentation in ``metadata``: ``"help"`` (what it does, its choices, and
 where a default comes from a paper or a framework) and ``"group"`` (one of :data:`GROUPS`), in the
 manner of TRL's configs. ``solvergym train --help`` is generated from them, with each preset's
@@ -23,9 +26,10 @@ from typing import Any
 from ..kv import coerce_value
 from ..suggest import did_you_mean
 from .presets import PAPER_SCALE, PRESETS
+from .trl_names import TRL_NAMES, TRL_UNMAPPED, canonical_items
 
 __all__ = ["TrainConfig", "GROUPS", "PRESETS", "PAPER_SCALE", "KL_ESTIMATORS", "make_config", "unknown_key",
-           "field_value"]
+           "field_value", "trl_overrides", "TRL_NAMES"]
 
 #: the KL estimators :mod:`.kl` implements (named here so that reading a config needs no torch)
 KL_ESTIMATORS = ("k1", "k2", "k3", "k3_rho")
@@ -293,6 +297,20 @@ class TrainConfig:
         "model, optimizer, scheduler, RNG states, step and data position are restored.")})
     progress: bool = field(default=True, metadata={"group": "bookkeeping", "help": (
         "A progress bar on the main process.")})
+    report_to: str | tuple[str, ...] = field(default="auto", metadata={"group": "bookkeeping", "help": (
+        "Experiment trackers the metrics also go to, through Accelerate's (as TrainingArguments' "
+        'report_to): "tensorboard" (out_dir/tb), "wandb", "mlflow" (out_dir/mlruns), any other '
+        'Accelerate tracker, a list of them, "all" (every one installed), "none", or "auto" '
+        "(TensorBoard when installed). metrics.jsonl is written in every case (algorithms/tracking.py).")})
+    zero_signal_steps: int = field(default=5, metadata={"group": "bookkeeping", "help": (
+        "Warn when every group's rewards have been equal for this many steps in a row (no group has "
+        "a learning signal: the model earns the reward always or never; the warning points to the "
+        "SFT warm-up). 0: never.")})
+    skip_zero_signal: bool = field(default=True, metadata={"group": "optimisation", "help": (
+        "When every advantage of the step is 0 and no KL term is in the loss, skip the forward, "
+        "backward and optimizer step (the gradient would be 0; AdamW would still move the weights by "
+        "its momentum and weight decay, as TRL and verl do); the learning-rate schedule advances "
+        "all the same. False: step as they do.")})
     curriculum: dict[str, Any] | None = field(default=None, metadata={"group": "schedules", "help": (
         "SATURN Algorithm 1 (SolverSAT-v0 only): the curriculum's settings (initial level, epsilon, "
         "train_size, val_size, d_step, iterations, max_steps_per_level; Table 6's SATURN-1.5B values "
@@ -344,6 +362,8 @@ class TrainConfig:
             raise ValueError("early stopping (patience) needs a validation split (eval_data)")
         if self.kl_coef < 0:
             raise ValueError("kl_coef must be >= 0")
+        if self.zero_signal_steps < 0:
+            raise ValueError("zero_signal_steps must be >= 0 (0: never warn)")
         if self.save_every < 0 or self.keep_checkpoints < 0:
             raise ValueError("save_every and keep_checkpoints must be >= 0 (0: no checkpoint / keep all)")
         if self.kl_coef > 0 and self.kl_in == "reward" and self.advantage == "grpo":
@@ -367,11 +387,25 @@ class TrainConfig:
 
 
 def unknown_key(key: str, cls: type = TrainConfig) -> str:
-    """The one line for a key ``cls`` has no field for: the closest fields, then all of them."""
+    """The one line for a key ``cls`` has no field for: the closest fields (and, for
+    :class:`TrainConfig`, TRL's names it accepts), then all of its fields."""
+    if cls is TrainConfig and key in TRL_UNMAPPED:
+        return f"TRL's {key} has no one field here: {TRL_UNMAPPED[key]}"
     names = [f.name for f in dataclasses.fields(cls)]
-    close = did_you_mean(key, names)
+    aliases = list(TRL_NAMES) if cls is TrainConfig else []
+    close = did_you_mean(key, names + aliases)
+    for alias in aliases:  # "'learning_rate' (TRL's name for lr)"
+        close = close.replace(repr(alias), f"{alias!r} (TRL's name for {TRL_NAMES[alias]})")
     hint = f"; {close}" if close else ""
     return f"unknown {cls.__name__} field {key!r}{hint} fields: {', '.join(names)}"
+
+
+def trl_overrides(overrides: dict[str, Any], betas: tuple[float, float] = (0.9, 0.999)) -> dict[str, Any]:
+    """``--set`` items (text values) with TRL's names as fields (:mod:`.trl_names`): a translated
+    value is set as it is, the others stay text for :func:`field_value`."""
+    def parse(key: str, text: str) -> Any:
+        return coerce_value(text, None)
+    return canonical_items(overrides, betas, parse)
 
 
 def _type_name(hint: Any) -> str:
@@ -462,16 +496,17 @@ def make_config(algo: str | None = None, *, file: str | Path | None = None,
         raise ValueError(f"unknown algorithm {algo!r}; presets: {list(PRESETS)}")
     cfg = TrainConfig(algo=algo, **PRESETS[algo], **(PAPER_SCALE[algo] if paper_scale else {}))
     names = {f.name for f in dataclasses.fields(TrainConfig)}
-    for source in (data, kwargs):
-        unknown = set(source) - names
-        if unknown:
-            raise ValueError(f"unknown config keys {sorted(unknown)}")
-        for k, v in source.items():
+    for where, source in (("config file", data), ("keyword", kwargs)):
+        for k in source:
+            if k not in names and k not in TRL_NAMES:
+                raise ValueError(f"{where} key: {unknown_key(k)}")
+        for k, v in canonical_items(source, cfg.adam_betas).items():
             if k == "algo":
                 continue
             setattr(cfg, k, tuple(v) if isinstance(getattr(cfg, k), tuple) and isinstance(v, list) else v)
-    for k, v in (overrides or {}).items():
-        if k not in names:
+    for k in overrides or {}:
+        if k not in names and k not in TRL_NAMES:
             raise ValueError(unknown_key(k))
+    for k, v in trl_overrides(overrides or {}, cfg.adam_betas).items():
         setattr(cfg, k, field_value(k, v) if isinstance(v, str) else v)
     return cfg.validate()

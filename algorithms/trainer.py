@@ -28,7 +28,6 @@ import contextlib
 import math
 import time
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -49,69 +48,19 @@ from .checkpoints import MetricsLog, latest_checkpoint, read_checkpoint, write_c
 from .config import TrainConfig
 from .dapo import filter_groups, overlong_penalty
 from .heap import retain_freed_memory
-from .kl import KL_CLAMP, kl_estimate, kl_means, warn_if_clamp_hides
+from .kl import kl_estimate, kl_means, warn_if_clamp_hides
 from .logprobs import token_logprobs
-from .losses import aggregate, clipped_surrogate, masked_mean, sequence_clipped_surrogate
+from .losses import masked_mean
 from .partial_kl import partial_kl_mask
+from .policy_loss import LossInputs, policy_loss
+from .prefix import first_logit_position, shared_prefix
 from .rollout import RolloutBatch, clipped_ratio, collate, rollout
 from .schedules import Schedule, make_schedule
 from .timing import PhaseTimes
+from .tracking import tracker_names
+from .zero_signal import ZeroSignalWatch, no_gradient
 
-__all__ = ["Trainer", "token_logprobs", "policy_loss", "LossInputs"]
-
-
-def first_logit_position(loss_mask: torch.Tensor) -> int:
-    """The earliest position whose logits predict a policy token (one before the first one)."""
-    on = loss_mask.any(dim=0).nonzero()
-    return max(0, int(on[0]) - 1) if len(on) else max(0, loss_mask.shape[1] - 2)
-
-
-def shared_prefix(ids: torch.Tensor, attn: torch.Tensor, group: torch.Tensor, limit: int,
-                  min_len: int = 8) -> tuple[int, torch.Tensor, torch.Tensor] | None:
-    """The prompt a group's samples share, so that it goes through the model once, not G times.
-
-    Returns ``(L, first, inverse)``: every row equals the row ``first[inverse[i]]`` (the first row
-    of its group) on positions ``0..L-1``, with ``L <= limit`` (the positions that need no logits)
-    and no padding there; or ``None`` when no two rows share a group or the common part is shorter
-    than ``min_len`` (not worth a second call). Rows of one group start from the same observation,
-    so ``L`` is the prompt length (the shortest prompt of the micro-batch when groups differ).
-    """
-    uniq, inverse = torch.unique(group, return_inverse=True)
-    if len(uniq) == len(group) or limit < min_len:
-        return None
-    first = torch.stack([(inverse == k).nonzero()[0, 0] for k in range(len(uniq))]).to(ids.device)
-    inverse = inverse.to(ids.device)
-    same = (ids[:, :limit] == ids[first[inverse], :limit]) & attn[:, :limit].bool()
-    length = int(same.long().cumprod(dim=1).sum(dim=1).min())
-    return (length, first, inverse) if length >= min_len else None
-
-
-@dataclass
-class LossInputs:
-    """Per-token tensors (N, T) of one micro-batch, aligned with ``input_ids``."""
-
-    old_logp: torch.Tensor
-    advantages: torch.Tensor
-    loss_mask: torch.Tensor
-    ref_logp: torch.Tensor | None = None
-    kl_mask: torch.Tensor | None = None
-
-
-def policy_loss(logp: torch.Tensor, inp: LossInputs, cfg: TrainConfig, normalizer: float) -> tuple[torch.Tensor, dict]:
-    """The clipped surrogate (+ beta KL in the loss), aggregated as ``cfg.loss_agg``."""
-    clip = {"eps_low": cfg.eps_low, "eps_high": cfg.eps_high, "dual_clip": cfg.dual_clip}
-    if cfg.ratio == "sequence":
-        per_token, clipped = sequence_clipped_surrogate(logp, inp.old_logp, inp.advantages, inp.loss_mask, **clip)
-    else:
-        per_token, clipped = clipped_surrogate(logp, inp.old_logp, inp.advantages, **clip)
-    stats = {"clip_frac": masked_mean(clipped, inp.loss_mask).item()}
-    if cfg.kl_coef > 0 and cfg.kl_in == "loss" and inp.ref_logp is not None:
-        raw = kl_estimate(logp, inp.ref_logp, cfg.kl_estimator, clamp=None)
-        kl = raw.clamp(-KL_CLAMP, KL_CLAMP)  # what the loss uses; the unclamped mean is logged beside it
-        per_token = per_token + cfg.kl_coef * kl * inp.kl_mask.to(kl.dtype)
-        stats["kl"], stats["kl_unclamped"] = (masked_mean(x.detach(), inp.kl_mask).item() for x in (kl, raw))
-    loss = aggregate(per_token, inp.loss_mask, cfg.loss_agg, normalizer)
-    return loss, stats
+__all__ = ["Trainer", "token_logprobs", "policy_loss", "LossInputs", "first_logit_position", "shared_prefix"]
 
 
 class Trainer:
@@ -167,7 +116,12 @@ class Trainer:
         # a curriculum's length is not known in advance: cfg.steps is then the schedule's horizon
         total = (self.schedule.steps or cfg.steps) * cfg.mini_batches * cfg.ppo_epochs
         sched = torch.optim.lr_scheduler.LambdaLR(opt, self._lr_lambda(total))
-        self.model, self.optimizer, self.scheduler = self.acc.prepare(model, opt, sched)
+        self.model, self.optimizer = self.acc.prepare(model, opt)
+        # the scheduler is not prepared: Accelerate steps a prepared one once per process per call
+        # (it assumes a dataloader split over the processes), which ran warm-ups and cosine decays
+        # `world` times too fast; here it counts optimizer steps, and is checkpointed all the same
+        self.scheduler = sched
+        self.acc.register_for_checkpointing(sched)
         self._cache_kw = cache_kwarg(model)  # the reference model is the same class
         self.sampling = SamplingConfig(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
                                        top_p=cfg.top_p, repetition_penalty=cfg.repetition_penalty, seed=cfg.seed)
@@ -176,7 +130,9 @@ class Trainer:
         self.data_pos = 0  # global groups consumed so far (the data position)
         self.times = PhaseTimes()  # the current step's seconds per phase (timing.py)
         self.out = Path(cfg.out_dir)
-        self.metrics = MetricsLog(self.out, self.acc.is_main_process)
+        tracker_names(cfg.report_to)  # a tracker that is not installed stops the run here, not at step 0's end
+        self.metrics = MetricsLog(self.out, self.acc.is_main_process, cfg.report_to, cfg.to_dict())
+        self.zero_signal = ZeroSignalWatch(cfg.zero_signal_steps)
         if cfg.resume:
             self.load_checkpoint(cfg.resume)
 
@@ -456,6 +412,8 @@ class Trainer:
         ref_logp = self._ref_logprobs(batch)
         kl_mask = partial_kl_mask(batch.loss_mask, batch.section_masks, cfg.partial_kl, cfg.partial_kl_tags)
         adv = self.advantages(batch, old_logp, ref_logp, kl_mask)
+        if cfg.skip_zero_signal and no_gradient(adv, cfg.kl_coef > 0 and cfg.kl_in == "loss", self.reduce_sum):
+            return self._skip_update(batch, old_logp, ref_logp, kl_mask, entropy if self._recompute_old() else None)
         self.model.train()
         stats: dict[str, list[float]] = {"loss": [], "clip_frac": [], "kl": [], "kl_unclamped": [], "grad_norm": []}
         gen = torch.Generator().manual_seed(self._seed(3, self.step))
@@ -510,6 +468,24 @@ class Trainer:
             warn_if_clamp_hides(out["kl"], out["kl_unclamped"])
         out["lr"] = self.scheduler.get_last_lr()[0]
         out["policy_tokens"] = float(self.reduce_sum(batch.loss_mask.sum().float().reshape(1)).item())
+        out["update_skipped"] = 0.0
+        return out
+
+    def _skip_update(self, batch: RolloutBatch, old_logp, ref_logp, kl_mask, entropy) -> dict[str, float]:
+        """A step whose gradient is 0 everywhere (:mod:`.zero_signal`): no forward, backward or
+        optimizer step; the learning-rate schedule advances by the optimizer steps it replaces."""
+        cfg = self.cfg
+        steps = cfg.ppo_epochs * min(cfg.mini_batches, len(batch))
+        with warnings.catch_warnings():  # torch's "scheduler before optimizer" note: skipped on purpose
+            warnings.filterwarnings("ignore", message="Detected call of `lr_scheduler.step", category=UserWarning)
+            for _ in range(steps):
+                self.scheduler.step()
+        out = {"update_skipped": 1.0, "loss": 0.0, "lr": self.scheduler.get_last_lr()[0],
+               "policy_tokens": float(self.reduce_sum(batch.loss_mask.sum().float().reshape(1)).item())}
+        if entropy is not None:  # known only where the old log-probs were recomputed
+            out["entropy"] = masked_mean(entropy, batch.loss_mask).item()
+        if ref_logp is not None:
+            out["kl"], out["kl_unclamped"] = kl_means(old_logp, ref_logp, cfg.kl_estimator, kl_mask)
         return out
 
     # ------------------------------------------------------------------ loop
@@ -528,6 +504,10 @@ class Trainer:
             warnings.warn("no trainable groups this step; the optimizer step is skipped", RuntimeWarning, stacklevel=2)
         t2 = time.perf_counter()
         stats.update(step=self.step, rollout_s=t1 - t0, update_s=t2 - t1, step_s=t2 - t0, **self.times.stats())
+        if "frac_reward_zero_std" in stats:  # the groups with a signal, over every process
+            n = stats["episodes"] / self.cfg.group_size
+            live = self.reduce_sum(torch.tensor([n * (1.0 - stats["frac_reward_zero_std"])], dtype=torch.float64))
+            self.zero_signal.observe(float(live[0]), self.step, stats.get("reward"))
         self.step += 1
         stats.update(self.schedule.after_step(self))
         if "policy_tokens" in stats:
@@ -558,6 +538,7 @@ class Trainer:
             self.save_checkpoint()
         if cfg.save_final:
             self.save_model(self.out / "final")
+        self.metrics.close()
         return self.history
 
     # ------------------------------------------------------------------ persistence (checkpoints.py)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 
 from ..agents.models import check_model
-from ..algorithms.config import field_value, make_config, unknown_key
+from ..algorithms.config import TRL_NAMES, field_value, make_config, unknown_key
 from ..algorithms.plots import plot_run
 from ..algorithms.presets import PRESETS
 from ..kv import parse_kv
@@ -65,7 +65,8 @@ def _config(args):
     try:
         overrides = parse_kv(args.set, fields=True)
         for key, text in overrides.items():  # each --set item on its own, so the message names it
-            field_value(key, text)
+            if key not in TRL_NAMES:  # TRL's names: checked as the field they name, in make_config
+                field_value(key, text)
     except ValueError as e:
         raise SystemExit(f"--set: {e}") from None
     try:

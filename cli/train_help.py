@@ -17,7 +17,7 @@ import shutil
 import textwrap
 from typing import Any
 
-from ..algorithms.config import GROUPS, TrainConfig
+from ..algorithms.config import GROUPS, TRL_NAMES, TrainConfig
 from ..algorithms.presets import ALIASES, PRESET_TABLE
 
 __all__ = ["field_reference"]
@@ -61,7 +61,9 @@ def field_reference(width: int | None = None) -> str:
         "TrainConfig fields (algorithms/config.py). Set any of them with --set KEY=VALUE (a string bare, "
         "anything else as JSON: null for None, true, [0.9, 0.999]) or in a --config YAML/JSON file. Precedence: "
         "the --algo preset < its paper's scale (--paper-scale) < --config < the flags above < --set. "
-        "Under each field: the presets that set it, with their values and sources (algorithms/presets.py).",
+        "Under each field: the presets that set it, with their values and sources (algorithms/presets.py). "
+        "TRL's GRPOConfig names are accepted for the fields they name (algorithms/trl_names.py): "
+        + ", ".join(f"{a}={f}" for a, f in TRL_NAMES.items()) + ".",
         width, break_on_hyphens=False)
     lines += ["", "presets:"]
     lines += [f"  {_label(name)}: {preset.paper}" for name, preset in PRESET_TABLE.items()]

@@ -164,12 +164,14 @@ with open({out!r} + f"/rank{{t.rank}}.pkl", "wb") as f:
 save_grads(t, {out!r} + f"/grads{{t.rank}}.pt")
 t.update(batch)
 torch.save({{k: v.detach().clone() for k, v in t.unwrapped.state_dict().items()}}, {out!r} + f"/weights{{t.rank}}.pt")
+with open({out!r} + f"/lr{{t.rank}}.txt", "w") as f:
+    f.write(repr(t.scheduler.get_last_lr()[0]))
 '''
 
 
 @pytest.mark.slow
 def test_ddp_two_processes_over_gloo(tmp_path):
-    tiny = {**TINY, "env_kwargs": {"turns": 1}}
+    tiny = {**TINY, "env_kwargs": {"turns": 1}, "warmup_steps": 4}
     script = tmp_path / "ddp.py"
     script.write_text(DDP_SCRIPT.format(tests=str(Path(__file__).parent), out=str(tmp_path), tiny=tiny))
     env = {**os.environ, "ACCELERATE_USE_CPU": "true", "OMP_NUM_THREADS": "1"}
@@ -196,6 +198,9 @@ def test_ddp_two_processes_over_gloo(tmp_path):
     for k in gs:  # equal up to float32 summation order (a factor-2 normaliser error fails by far)
         assert torch.allclose(g0[k], gs[k], rtol=1e-3, atol=1e-4 * gs[k].abs().max().item()), k
         assert abs(g0[k].norm().item() / gs[k].norm().item() - 1) < 1e-4, k
+    # the warm-up counts optimizer steps on every process (2 of 4 after one step), as on one
+    lrs = [float((tmp_path / f"lr{r}.txt").read_text()) for r in (0, 1)]
+    assert lrs == [single.scheduler.get_last_lr()[0]] * 2 == [TINY["lr"] * 2 / 4] * 2
 
 
 @pytest.mark.slow

@@ -58,11 +58,11 @@ class LetterProblem(Problem):
     components = ("correct",)
     steps = LetterSteps
 
-    def __init__(self, turns: int = 1):
-        self.turns = int(turns)
+    def __init__(self, turns: int = 1, letter: str = "e"):
+        self.turns, self.letter = int(turns), str(letter)  # a letter never written: every reward 0
 
     def generate(self, knobs, rng):
-        return LetterInstance(letter="e")
+        return LetterInstance(letter=self.letter)
 
     def prompt(self, instance):
         return "Write a short sentence about trees."
