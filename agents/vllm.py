@@ -313,5 +313,15 @@ class VLLMAgent(ChatPolicy):
         self.weight_syncs += 1
         return len(items)
 
+    def sleep(self, level: int = 1) -> None:
+        """Free the engine's GPU memory between rollouts (vLLM's sleep mode; the engine must be built
+        with ``enable_sleep_mode=True``, CUDA only): level 1 moves the weights to host memory and
+        drops the KV cache. :meth:`wake_up` before the next :meth:`generate` or :meth:`sync_weights`."""
+        self.llm.sleep(level=level)
+
+    def wake_up(self) -> None:
+        """Undo :meth:`sleep` (a no-op for an engine that is awake)."""
+        self.llm.wake_up()
+
     def __repr__(self) -> str:
         return f"VLLMAgent({str(Path(self.model_path))!r})"

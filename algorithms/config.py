@@ -121,6 +121,22 @@ class TrainConfig:
         '"hf": transformers generation on the training model; "vllm": a vLLM engine whose weights '
         "are synced before every rollout (extra [vllm], GPU).")})
 
+    vllm_dtype: str = field(default="auto", metadata={"group": "sampling", "help": (
+        'The vLLM engine\'s dtype: "auto" (bfloat16 on a GPU, as TRL and verl generate; float32 on the '
+        'CPU), "bfloat16", "float16" or "float32" (algorithms/vllm_engine.py).')})
+    vllm_gpu_memory_utilization: float = field(default=0.3, metadata={"group": "sampling", "help": (
+        "The share of each GPU's memory the colocated engine takes (weights and KV cache). 0.3: TRL's "
+        "colocate default; vLLM's own 0.9 leaves the policy and AdamW no room. Not read on the CPU.")})
+    vllm_enforce_eager: bool | None = field(default=None, metadata={"group": "sampling", "help": (
+        "True: no CUDA graphs (less memory and start-up time, slower decoding). None: eager on the "
+        "CPU, CUDA graphs on a GPU.")})
+    vllm_enable_sleep_mode: bool = field(default=False, metadata={"group": "sampling", "help": (
+        "Put the engine to sleep while the policy trains (vLLM sleep level 1: weights to host "
+        "memory, KV cache freed) and wake it before the next weight sync (TRL's name). GPU only.")})
+    vllm_tensor_parallel_size: int = field(default=1, metadata={"group": "sampling", "help": (
+        "GPUs one engine spans (TRL's name). 1 under several training processes (one engine per "
+        "rank, vLLM's external_launcher); more for one training process that sees several GPUs.")})
+
     # optimisation
     lr: float = field(default=1e-6, metadata={"group": "optimisation", "help": (
         "AdamW learning rate (1e-6: verl's actor default).")})
@@ -139,6 +155,13 @@ class TrainConfig:
     mixed_precision: str = field(default="auto", metadata={"group": "optimisation", "help": (
         "Accelerate's mixed precision: \"auto\" (bf16 on a CUDA device that supports it, fp32 "
         'otherwise), "no" (fp32) or "bf16".')})
+    param_dtype: str = field(default="float32", metadata={"group": "optimisation", "help": (
+        '"float32": the policy\'s weights and AdamW\'s moments in fp32 (the master copy; bf16 compute '
+        'comes from mixed_precision). "bfloat16": plain bf16 weights and bf16 AdamW, half the memory, '
+        "but an update under bf16's resolution is lost (algorithms/precision.py).")})
+    ref_dtype: str = field(default="auto", metadata={"group": "optimisation", "help": (
+        'The reference model\'s dtype: "auto" (bf16 on a GPU that supports it: it only runs forward and '
+        'needs no master copy; fp32 on the CPU), "float32" or "bfloat16".')})
     gradient_checkpointing: bool = field(default=False, metadata={"group": "optimisation", "help": (
         "Recompute activations in the backward pass: less memory, more compute (the shared-prefix "
         "forward is off while training with it).")})
@@ -327,7 +350,8 @@ class TrainConfig:
             "lr_schedule": ("constant", "cosine"), "rollout_backend": ("hf", "vllm"),
             "mixed_precision": ("auto", "no", "bf16"), "old_logprobs": ("auto", "recompute"),
             "credit": ("auto", "episode", "turn"), "overlong_scope": ("turn", "episode"),
-            "ratio": ("token", "sequence"),
+            "ratio": ("token", "sequence"), "param_dtype": ("float32", "bfloat16"),
+            "ref_dtype": ("auto", "float32", "bfloat16"), "vllm_dtype": ("auto", "bfloat16", "float16", "float32"),
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
@@ -362,6 +386,8 @@ class TrainConfig:
             raise ValueError("early stopping (patience) needs a validation split (eval_data)")
         if self.kl_coef < 0:
             raise ValueError("kl_coef must be >= 0")
+        if not 0 < self.vllm_gpu_memory_utilization <= 1 or self.vllm_tensor_parallel_size < 1:
+            raise ValueError("need 0 < vllm_gpu_memory_utilization <= 1 and vllm_tensor_parallel_size >= 1")
         if self.zero_signal_steps < 0:
             raise ValueError("zero_signal_steps must be >= 0 (0: never warn)")
         if self.save_every < 0 or self.keep_checkpoints < 0:

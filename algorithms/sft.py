@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from ..agents.models import load_model
+from .precision import mixed_precision
 from .rollout import ChatBoundaries
 
 __all__ = ["SFTConfig", "assistant_token_mask", "load_chat_jsonl", "train_sft"]
@@ -43,6 +44,9 @@ class SFTConfig:
     max_grad_norm: float = 1.0
     seed: int = 0
     progress: bool = True
+    #: as TrainConfig.mixed_precision: "auto" is bf16 autocast on a GPU that supports it (fp32
+    #: master weights), fp32 on the CPU; "no" or "bf16" as Accelerate reads them
+    mixed_precision: str = "auto"
 
 
 def load_chat_jsonl(path: str | Path) -> list[list[dict[str, str]]]:
@@ -100,7 +104,7 @@ def train_sft(cfg: SFTConfig, conversations: list[list[dict[str, str]]] | None =
     given = model is not None
     if given and (tokenizer is None or accelerator is None):
         raise ValueError("train_sft(model=...) needs the model's tokenizer and the accelerator that prepared it")
-    acc = accelerator or Accelerator(cpu=not torch.cuda.is_available())
+    acc = accelerator or Accelerator(cpu=not torch.cuda.is_available(), mixed_precision=mixed_precision(cfg.mixed_precision))
     set_seed(cfg.seed)
     if given:
         tok = tokenizer

@@ -56,7 +56,9 @@ from .policy_loss import LossInputs, policy_loss
 from .prefix import first_logit_position, shared_prefix
 from .rollout import RolloutBatch, clipped_ratio, collate, rollout
 from .schedules import Schedule, make_schedule
+from .precision import mixed_precision, policy_dtype, reference_dtype
 from .timing import PhaseTimes
+from .vllm_engine import engine_kwargs
 from .tracking import tracker_names
 from .zero_signal import ZeroSignalWatch, no_gradient
 
@@ -73,10 +75,7 @@ class Trainer:
 
         self.cfg = cfg = config.validate()
         if accelerator is None:
-            mp = cfg.mixed_precision
-            if mp == "auto":
-                mp = "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "no"
-            accelerator = Accelerator(cpu=not torch.cuda.is_available(), mixed_precision=mp)
+            accelerator = Accelerator(cpu=not torch.cuda.is_available(), mixed_precision=mixed_precision(cfg.mixed_precision))
         self.acc = accelerator
         if cfg.retain_freed_memory and self.acc.device.type == "cpu":
             retain_freed_memory()  # the next step reuses the pages this one frees (heap.py)
@@ -87,7 +86,7 @@ class Trainer:
         set_seed(cfg.seed)
         torch.use_deterministic_algorithms(not torch.cuda.is_available(), warn_only=True)
 
-        model, self.tokenizer = load_model(cfg.model)
+        model, self.tokenizer = load_model(cfg.model, dtype=policy_dtype(cfg.param_dtype))
         if cfg.lora:
             from peft import LoraConfig, get_peft_model
 
@@ -98,7 +97,8 @@ class Trainer:
             model.config.use_cache = False
         self.ref = None
         if cfg.kl_coef > 0 and not cfg.lora:  # with LoRA the reference is the base, adapters disabled
-            self.ref = load_model(cfg.model)[0].to(self.acc.device).eval()
+            self.ref = load_model(cfg.model, dtype=reference_dtype(cfg.ref_dtype, self.acc.device))[0]
+            self.ref = self.ref.to(self.acc.device).eval()
             self.ref.requires_grad_(False)
         for m in (model, self.ref) if cfg.gqa_attention else ():
             use_gqa_attention(m)  # the reference may be None (no KL, or LoRA's base)
@@ -151,8 +151,8 @@ class Trainer:
 
     def _make_policy(self, hf_cls):
         if self.cfg.rollout_backend == "vllm":
-            return VLLMAgent(self.cfg.model, sampling=self.sampling, system_prompt=self.cfg.system_prompt,
-                             max_model_len=self.cfg.max_total_tokens)
+            kwargs = engine_kwargs(self.cfg, cuda=self.acc.device.type == "cuda", world=self.world, rank=self.rank)
+            return VLLMAgent(self.cfg.model, sampling=self.sampling, system_prompt=self.cfg.system_prompt, **kwargs)
         return hf_cls(self.unwrapped, self.tokenizer, sampling=self.sampling, system_prompt=self.cfg.system_prompt,
                       batch_size=max(8, self.local_groups * self.cfg.group_size))
 
@@ -187,6 +187,8 @@ class Trainer:
         """This process's rollout batch for one iteration (see the module docstring)."""
         cfg = self.cfg
         if cfg.rollout_backend == "vllm":
+            if cfg.vllm_enable_sleep_mode:
+                self.policy.wake_up()
             self.policy.sync_weights(self.unwrapped)
         kept: list = []
         generated: list = []
@@ -214,6 +216,8 @@ class Trainer:
             deficit = self.reduce_sum(torch.tensor([float(max(0, self.local_groups - len(kept) // cfg.group_size))]))
             if deficit.item() == 0:
                 break
+        if cfg.rollout_backend == "vllm" and cfg.vllm_enable_sleep_mode:
+            self.policy.sleep()  # the update's memory back until the next rollout
         groups = len(kept) // cfg.group_size
         common = groups
         if self.world > 1:
@@ -346,7 +350,8 @@ class Trainer:
         if self.cfg.old_logprobs == "recompute":
             return True
         # a repetition penalty samples from another distribution than the policy's
-        return self.cfg.rollout_backend != "hf" or self.acc.mixed_precision != "no" or self.cfg.repetition_penalty != 1.0
+        return (self.cfg.rollout_backend != "hf" or self.acc.mixed_precision != "no" or self.cfg.param_dtype != "float32"
+                or self.cfg.repetition_penalty != 1.0)
 
     def _ref_logprobs(self, batch: RolloutBatch):
         if self.cfg.kl_coef <= 0:
