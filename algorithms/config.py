@@ -121,6 +121,11 @@ class TrainConfig:
         '"hf": transformers generation on the training model; "vllm": a vLLM engine whose weights '
         "are synced before every rollout (extra [vllm], GPU).")})
 
+    env_threads: int = field(default=8, metadata={"group": "sampling", "help": (
+        "Threads a rollout steps a turn's envs on: each env step's own work (parsing, Z3 checks) still "
+        "runs one at a time, but waits on sandboxed programs overlap, up to the sandbox pool's servers "
+        "(one per core). The same episodes and rewards as 1 (serial), unless a program runs near a "
+        "wall-clock limit (algorithms/rollout.py, sandbox/host_lock.py).")})
     vllm_dtype: str = field(default="auto", metadata={"group": "sampling", "help": (
         'The vLLM engine\'s dtype: "auto" (bfloat16 on a GPU, as TRL and verl generate; float32 on the '
         'CPU), "bfloat16", "float16" or "float32" (algorithms/vllm_engine.py).')})
@@ -369,7 +374,7 @@ class TrainConfig:
         if self.advantage == "grpo" and self.group_size < 2:
             raise ValueError("GRPO needs group_size >= 2")
         for name in ("steps", "prompts_per_step", "group_size", "max_new_tokens", "micro_batch_size",
-                     "mini_batches", "ppo_epochs", "max_gen_batches"):
+                     "mini_batches", "ppo_epochs", "max_gen_batches", "env_threads"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
         if not self.repetition_penalty > 0:

@@ -21,12 +21,16 @@ truncation) for shaping and metrics.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import torch
 
-__all__ = ["Episode", "RolloutBatch", "ChatBoundaries", "rollout", "collate", "section_mask", "clipped_ratio"]
+from ..sandbox.host_lock import HOST
+
+__all__ = ["Episode", "RolloutBatch", "ChatBoundaries", "rollout", "step_envs", "collate", "section_mask",
+           "clipped_ratio"]
 
 
 @dataclass
@@ -172,6 +176,8 @@ def rollout(
     env_options: dict[str, Any] | None = None,
     envs: list[Any] | None = None,
     instances: Sequence[Any] | None = None,
+    env_threads: int = 1,
+    timing: dict[str, float] | None = None,
 ) -> list[Episode]:
     """Run ``len(seeds) * group_size`` episodes with ``policy`` (an agent with ``generate`` and
     ``chat_ids``), all turns batched together; return the finished episodes in group order.
@@ -180,6 +186,10 @@ def rollout(
     is stopped and marked ``truncated`` with the rewards earned so far.
     ``envs`` may pass in envs to reuse (one per episode); otherwise ``make_env`` builds them.
     ``instances`` (one per seed) makes each group evaluate a given instance instead of drawing one.
+    ``env_threads`` > 1 steps a turn's envs on that many threads (:func:`step_envs`): the same
+    episodes as one thread, with the sandboxed programs' waits overlapped. ``timing`` (a dict)
+    gets ``env_s`` added: the wall time of the env steps (with threads, less than the sum of the
+    episodes' own :attr:`Episode.env_s`).
     """
     from copy import copy
 
@@ -228,10 +238,14 @@ def rollout(
             ep.logprobs += lps
             ep.turn_tokens.append(len(toks))
             ep.turn_clipped.append(c.finish_reason == "length" or len(c.token_ids) > room)
-            env = envs[i]
-            t = time.perf_counter()
-            obs, reward, terminated, truncated, info = env.step(c.text)
-            ep.env_s += time.perf_counter() - t
+        t = time.perf_counter()
+        stepped = step_envs([envs[i] for i in active], [c.text for c in completions], env_threads)
+        if timing is not None:
+            timing["env_s"] = timing.get("env_s", 0.0) + time.perf_counter() - t
+        for i, c, (outcome, seconds) in zip(active, completions, stepped):
+            ep = episodes[i]
+            obs, reward, terminated, truncated, info = outcome
+            ep.env_s += seconds
             ep.turns += 1
             ep.step_rewards.append((len(ep.token_ids) - 1, float(reward)))
             # as computed (reward_weights may pay a component less, or nothing: it is still logged)
@@ -249,6 +263,29 @@ def rollout(
                     ep.truncated = True
         active = [i for i in active if not episodes[i].done]
     return episodes
+
+
+def step_envs(envs: Sequence[Any], actions: Sequence[str], threads: int = 1) -> list[tuple[tuple, float]]:
+    """``(env.step(action), seconds)`` for each pair, in order.
+
+    With ``threads`` > 1 the steps run on a thread pool, each holding the sandbox's host lock
+    (:data:`solvergym.sandbox.HOST`): an env's own work (parsing, Z3 and other in-process checks,
+    which are not thread-safe) runs one step at a time as in the serial loop, and the lock is let
+    go only while a step waits on a sandboxed program, so those waits overlap (up to the sandbox
+    pool's servers: one per core). Each env is stepped by one thread; the results are the
+    serial loop's. ``seconds`` is each step's own time, waits for the lock included."""
+    def one(pair: tuple[Any, str]) -> tuple[tuple, float]:
+        env, action = pair
+        t = time.perf_counter()
+        with HOST.held():
+            out = env.step(action)
+        return out, time.perf_counter() - t
+
+    pairs = list(zip(envs, actions))
+    if threads <= 1 or len(pairs) <= 1:
+        return [one(p) for p in pairs]
+    with ThreadPoolExecutor(min(threads, len(pairs)), thread_name_prefix="env-step") as pool:
+        return list(pool.map(one, pairs))
 
 
 def clipped_ratio(episodes: Sequence[Episode]) -> float:

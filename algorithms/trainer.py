@@ -202,10 +202,11 @@ class Trainer:
                 seeds = [self._seed(1, base + i) for i in range(self.local_groups)]
                 self._reseed_policy(self._seed(2, self.step, r, self.rank))
                 t = time.perf_counter()
+                timing: dict[str, float] = {}
                 eps = rollout(None, self.policy, seeds, group_size=cfg.group_size, sampling=self.sampling,
                               max_total_tokens=cfg.max_total_tokens, envs=self.envs,
-                              instances=self._local(drawn))
-                env_s = sum(ep.env_s for ep in eps)
+                              instances=self._local(drawn), env_threads=cfg.env_threads, timing=timing)
+                env_s = timing.get("env_s", 0.0)  # wall time: with threads, less than the episodes' sum
                 self.times.add("env", env_s)
                 self.times.add("generate", time.perf_counter() - t - env_s)
                 self._shape_rewards(eps)

@@ -132,6 +132,11 @@ def _train_speed(d: dict) -> list[Row]:
     return out
 
 
+def _env_share(d: dict) -> list[Row]:
+    return [_row("env_share", f"SolverTool-v0 env steps, serial / {d['threads']} threads ({d['episodes']} episodes)",
+                 d["speedup"], ".2f", ">= 3x", d["speedup"] >= 3.0)]
+
+
 def _eval_throughput(d: dict) -> list[Row]:
     r = d["eval_over_single"]
     return [_row("eval_throughput", "eval episodes/s vs one act() per episode", r, ".1f",
@@ -156,6 +161,7 @@ BENCHMARKS = (
                           "--headroom-seeds", "1"), _step_verify),
     Bench("eval_throughput", ("--quick",), _eval_throughput),
     Bench("train_speed", ("--quick",), _train_speed),
+    Bench("env_share", ("--rounds", "2"), _env_share),
 )
 
 

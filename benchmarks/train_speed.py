@@ -4,6 +4,7 @@
                                      [--rounds 3 --gc-only]
     python benchmarks/train_speed.py --steps 2 --baseline REV [--rounds 2]
     python benchmarks/train_speed.py --profile [--presets grpo]   # where our step's time goes
+    python benchmarks/train_speed.py --env-share [--rounds 3]     # env steps serial vs threaded
 
 For each preset (grpo, dapo, reinforce_pp) one iteration of solvergym's trainer (rollout of
 ``prompts x group`` completions on SolverSAT-v0 + the update) and the closest TRL ``GRPOTrainer``
@@ -333,6 +334,9 @@ def main(argv=None) -> int:
                    help="only the first preset: our step split into phases (generate, env, old log-probs, reference, "
                         "forward, backward, optimizer), each against the least time its work takes at this machine's "
                         "measured matmul rate and bandwidth, and TRL's step (GC) against its own")
+    p.add_argument("--env-share", action="store_true",
+                   help="instead: the env steps of a SolverTool-v0 rollout (8 groups x 8, a sandboxed program each), "
+                        "serial against env_threads, in alternating rounds (benchmarks/env_share.py)")
     p.add_argument("--worker", choices=["ours", "trl"], help=argparse.SUPPRESS)
     p.add_argument("--quick", action="store_true",
                    help="grpo only, 2 prompts x 2, 16 tokens, 1 step, no warm-up (a smoke run)")
@@ -349,6 +353,12 @@ def main(argv=None) -> int:
     if a.baseline:
         a.rounds = a.rounds or 2
         return compare(a)
+    if a.env_share:
+        sys.path.insert(0, str(HERE.parent))
+        import env_share
+
+        env_share.report(env_share.measure(rounds=a.rounds or 3), a.out)
+        return 0
 
     try:
         import trl  # noqa: F401

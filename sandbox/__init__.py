@@ -70,6 +70,7 @@ still forge a record (``capture/``, "Trust").
 """
 from .config import Limits, SandboxConfig, default_config, set_default_config
 from .executor import EXECUTORS, parse_executor, require_executor
+from .host_lock import HOST, HostLock
 from .pool import REHEARSABLE, SandboxPool
 from .result import SOLVER_FAMILIES, STATUSES, ExecutorUnavailable, SandboxError, SandboxResult, server_lost
 from .shared import (
@@ -83,6 +84,7 @@ from .shared import (
 )
 
 __all__ = [
+    "HOST", "HostLock",
     "EXECUTORS",
     "ExecutorUnavailable",
     "REHEARSABLE",

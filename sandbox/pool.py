@@ -20,6 +20,7 @@ from typing import Any, Iterable, Sequence
 
 from .config import Limits, SandboxConfig, pool_config
 from .executor import Server, parse_executor, server_factory
+from .host_lock import HOST
 from .result import LOST, SandboxError, SandboxResult, server_lost
 
 _POOLS: "weakref.WeakSet[SandboxPool]" = weakref.WeakSet()
@@ -140,15 +141,16 @@ class SandboxPool:
             raise TypeError(f"code must be a str, got {type(code).__name__}")
         rehearse = _rehearsal(rehearse)
         limits = limits or self.limits
-        server = self._idle.get()
-        try:
-            for _ in range(self.retries + 1):
-                result = self._request(server, code, limits, rehearse)
-                if not server_lost(result):
-                    return result
-            return result
-        finally:
-            self._idle.put(server)
+        with HOST.released():  # other env steps run while this one waits (host_lock.py)
+            server = self._idle.get()
+            try:
+                for _ in range(self.retries + 1):
+                    result = self._request(server, code, limits, rehearse)
+                    if not server_lost(result):
+                        return result
+                return result
+            finally:
+                self._idle.put(server)
 
     def _request(self, server: Server, code: str, limits: Limits, rehearse: tuple[str, ...]) -> SandboxResult:
         self._ensure(server)

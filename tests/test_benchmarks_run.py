@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 #: the speed benchmarks make bench runs (benchmarks/bench.py's BENCHMARKS)
 BENCHMARKS = {"sandbox", "sat_generation", "logic_generation", "logic_suite", "adapters", "step_verify",
-              "eval_throughput", "train_speed"}
+              "eval_throughput", "train_speed", "env_share"}
 FAST = BENCHMARKS - {"eval_throughput", "train_speed"}
 
 
