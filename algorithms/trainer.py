@@ -25,6 +25,7 @@ a schedule, checkpoints and metrics (``checkpoints``).
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import time
 import warnings
@@ -36,18 +37,15 @@ import torch
 
 import solvergym  # noqa: F401  (registers the env ids)
 
-from ..agents.attention import use_gqa_attention
 from ..agents.hf import HFAgent, SamplingConfig
-from ..agents.lean_activations import use_lean_activations
 from ..agents.models import cache_kwarg, load_model
-from ..agents.tied_grads import use_direct_tied_grads
 from ..agents.vllm import VLLMAgent
+from . import cpu_speedups
 from .advantages import (grpo_advantages, grpo_step_advantages, group_mean_baseline, masked_whiten,
                          reinforce_pp_returns, reinforce_pp_token_rewards)
 from .checkpoints import MetricsLog, latest_checkpoint, read_checkpoint, write_checkpoint
 from .config import TrainConfig
 from .dapo import filter_groups, overlong_penalty
-from .heap import retain_freed_memory
 from .kl import kl_estimate, kl_means, warn_if_clamp_hides
 from .logprobs import token_logprobs
 from .losses import masked_mean
@@ -64,6 +62,8 @@ from .zero_signal import ZeroSignalWatch, no_gradient
 
 __all__ = ["Trainer", "token_logprobs", "policy_loss", "LossInputs", "first_logit_position", "shared_prefix"]
 
+LOG = logging.getLogger("solvergym.train")
+
 
 class Trainer:
     """``Trainer(config).train()``; see the module docstring."""
@@ -77,8 +77,6 @@ class Trainer:
         if accelerator is None:
             accelerator = Accelerator(cpu=not torch.cuda.is_available(), mixed_precision=mixed_precision(cfg.mixed_precision))
         self.acc = accelerator
-        if cfg.retain_freed_memory and self.acc.device.type == "cpu":
-            retain_freed_memory()  # the next step reuses the pages this one frees (heap.py)
         self.rank, self.world = self.acc.process_index, self.acc.num_processes
         if cfg.prompts_per_step % self.world:
             raise ValueError(f"prompts_per_step={cfg.prompts_per_step} must be divisible by {self.world} processes")
@@ -100,12 +98,11 @@ class Trainer:
             self.ref = load_model(cfg.model, dtype=reference_dtype(cfg.ref_dtype, self.acc.device))[0]
             self.ref = self.ref.to(self.acc.device).eval()
             self.ref.requires_grad_(False)
-        for m in (model, self.ref) if cfg.gqa_attention else ():
-            use_gqa_attention(m)  # the reference may be None (no KL, or LoRA's base)
-        if cfg.lean_activations:  # the policy only: the reference runs without gradients
-            use_lean_activations(model)
-        if cfg.direct_tied_grads:
-            use_direct_tied_grads(model)
+        # the CPU-only speed-ups, each applied or skipped with its reason (cpu_speedups.py)
+        self.speedups = cpu_speedups.apply(model, self.ref, cfg, self.acc.device)
+        if self.acc.is_main_process:
+            for note in self.speedups:
+                LOG.info(note)
         n_envs = self.local_groups * cfg.group_size
         self.envs = [gym.make(cfg.env, **cfg.env_kwargs) for _ in range(n_envs)]
         # what each step trains on, and when the run validates and stops (algorithms/schedules/)

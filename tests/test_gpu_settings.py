@@ -101,3 +101,23 @@ def test_sft_runs_under_bf16_autocast_when_asked(tmp_path):
         losses[mp] = json.loads(out.stdout.strip().splitlines()[-1])
     # the same data and weights: bf16 matmuls round the loss, fp32 ones do not
     assert losses["no"] != losses["bf16"] and losses["bf16"] == pytest.approx(losses["no"], rel=0.05)
+
+
+def test_cpu_speedups_are_one_switch_off_on_gpus_and_under_sharding():
+    from solvergym.agents.models import load_model
+    from solvergym.algorithms import cpu_speedups
+
+    cfg = make_config("grpo")
+    model = load_model("default")[0]
+    off = cpu_speedups.apply(model, None, cfg, torch.device("cuda"))
+    assert off == [f"{n}: off (not on a GPU)" for n in ("gqa_attention", "lean_activations", "direct_tied_grads",
+                                                         "retain_freed_memory")]
+    assert model.config._attn_implementation == "sdpa"  # untouched
+    assert all("off (not under sharding" in n for n in cpu_speedups.apply(model, None, cfg, "cpu", sharded=True))
+    on = cpu_speedups.apply(model, None, cfg, torch.device("cpu"))
+    assert on[0] == "gqa_attention: on" and on[1].startswith("lean_activations: on for ") and on[2] == \
+        "direct_tied_grads: on"
+    assert model.config._attn_implementation != "sdpa"
+    none = make_config("grpo", gqa_attention=False, lean_activations=False, direct_tied_grads=False,
+                       retain_freed_memory=False)
+    assert cpu_speedups.apply(load_model("default")[0], None, none, "cpu") == []
