@@ -121,3 +121,24 @@ def test_cpu_speedups_are_one_switch_off_on_gpus_and_under_sharding():
     none = make_config("grpo", gqa_attention=False, lean_activations=False, direct_tied_grads=False,
                        retain_freed_memory=False)
     assert cpu_speedups.apply(load_model("default")[0], None, none, "cpu") == []
+
+
+SHARDED_SCRIPT = r"""
+from accelerate import Accelerator
+from accelerate.utils import DistributedType
+from solvergym.algorithms.config import make_config
+from solvergym.algorithms.trainer import Trainer
+acc = Accelerator(cpu=True)
+acc.state.distributed_type = DistributedType.FSDP  # as `accelerate launch` with an FSDP config sets it on GPUs
+try:
+    Trainer(make_config("grpo"), accelerator=acc)
+except NotImplementedError as e:
+    print("refused:", e)
+"""
+
+
+def test_a_sharded_launch_is_refused_before_the_model_loads():
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", SHARDED_SCRIPT], capture_output=True, text=True, timeout=600)
+    assert "refused: the trainer does not shard yet: Accelerate is configured for FSDP" in out.stdout, out.stderr[-2000:]
