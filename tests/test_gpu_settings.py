@@ -94,11 +94,17 @@ def test_sft_runs_under_bf16_autocast_when_asked(tmp_path):
     import json
     import subprocess
 
-    losses = {}
-    for mp in ("no", "bf16"):  # a process each: Accelerate's state is one per process
-        out = subprocess.run([sys.executable, "-c", SFT_SCRIPT, str(tmp_path / mp), mp], capture_output=True,
-                             text=True, check=True, timeout=600)
-        losses[mp] = json.loads(out.stdout.strip().splitlines()[-1])
+    from solvergym.algorithms.sft import SFTConfig, train_sft
+
+    # bf16 in a process of its own (Accelerate's state is one per process, fp32 in this one)
+    out = subprocess.run([sys.executable, "-c", SFT_SCRIPT, str(tmp_path / "bf16"), "bf16"], capture_output=True,
+                         text=True, check=True, timeout=600)
+    losses = {"bf16": json.loads(out.stdout.strip().splitlines()[-1])}
+    convs = [[{"role": "user", "content": f"Say {w}."}, {"role": "assistant", "content": f"{w} {w} {w}."}]
+             for w in ("tree", "river", "stone", "cloud")]
+    cfg = SFTConfig(out_dir=str(tmp_path / "no"), epochs=1, batch_size=4, micro_batch_size=4, progress=False,
+                    mixed_precision="no")
+    losses["no"] = train_sft(cfg, convs)[0]["loss"]
     # the same data and weights: bf16 matmuls round the loss, fp32 ones do not
     assert losses["no"] != losses["bf16"] and losses["bf16"] == pytest.approx(losses["no"], rel=0.05)
 
