@@ -12,6 +12,9 @@ steps (``timing["env_s"]``), with ``env_threads=1`` (serial: each program awaite
 ``env_threads=N``; the two alternate within each round (serial first in odd rounds), each side
 keeps its best round, and the ratio serial / threaded is the speed-up of the env share. The
 episodes of the two sides are checked to be equal (rewards and token ids) before a time counts.
+Beside it, the ceiling: the same programs straight through the sandbox pool, one ``run`` after
+another against ``run_many`` (every server at once, one per core): no overlap of env steps can
+gain more than the pool's own parallelism on the machine.
 Prints a table, writes ``env_share.json``.
 """
 from __future__ import annotations
@@ -63,6 +66,33 @@ def one_run(envs, tokenizer, seeds, group: int, threads: int) -> tuple[float, li
     return timing["env_s"], [(ep.reward, ep.token_ids) for ep in eps]
 
 
+def sandbox_ceiling(envs, seeds, group: int, rounds: int) -> tuple[float, float]:
+    """The same programs straight through the sandbox pool, one ``run`` after another against
+    ``run_many`` (every server at once): the most any overlap of env steps can gain here."""
+    from solvergym.sandbox import acquire_default_pool, release_default_pool
+
+    codes = []
+    for g, seed in enumerate(seeds):
+        env = envs[g * group]
+        env.reset(seed=seed)
+        action = tool_oracle_action(env, None)
+        codes += [action.split("<tool_call>\n", 1)[1].split("</tool_call>")[0]] * group
+    pool = acquire_default_pool()
+    try:
+        best_serial, best_many = float("inf"), float("inf")
+        for _ in range(rounds):
+            t = time.perf_counter()
+            for code in codes:
+                pool.run(code)
+            best_serial = min(best_serial, time.perf_counter() - t)
+            t = time.perf_counter()
+            pool.run_many(codes)
+            best_many = min(best_many, time.perf_counter() - t)
+    finally:
+        release_default_pool()
+    return best_serial, best_many
+
+
 def measure(groups: int = 8, group: int = 8, threads: int = 8, rounds: int = 3, seed: int = 0) -> dict:
     tokenizer = load_tokenizer("default")
     envs = [gym.make("SolverTool-v0") for _ in range(groups * group)]
@@ -79,7 +109,9 @@ def measure(groups: int = 8, group: int = 8, threads: int = 8, rounds: int = 3, 
         print(f"round {r + 1}/{rounds}: serial {times[1][-1]:.3f} s, {threads} threads {times[threads][-1]:.3f} s",
               file=sys.stderr)
     serial, threaded = min(times[1]), min(times[threads])
-    return {"env": "SolverTool-v0", "groups": groups, "group_size": group, "episodes": groups * group,
+    ceiling = sandbox_ceiling(envs, seeds, group, rounds)
+    return {"sandbox_serial_s": ceiling[0], "sandbox_run_many_s": ceiling[1], "sandbox_ceiling": ceiling[0] / ceiling[1],
+            "env": "SolverTool-v0", "groups": groups, "group_size": group, "episodes": groups * group,
             "threads": threads, "rounds": rounds, "serial_env_s": serial, "threaded_env_s": threaded,
             "speedup": serial / threaded, "serial_rounds": times[1], "threaded_rounds": times[threads]}
 
@@ -90,6 +122,8 @@ def report(res: dict, out: Path) -> None:
     print(f"  serial                 {res['serial_env_s']:8.3f} s")
     print(f"  {res['threads']} threads              {res['threaded_env_s']:8.3f} s")
     print(f"  serial / threaded      {res['speedup']:8.2f} x   (target >= 3x)")
+    print(f"  the sandbox's own ceiling here: the same programs one by one {res['sandbox_serial_s']:.3f} s, "
+          f"run_many {res['sandbox_run_many_s']:.3f} s = {res['sandbox_ceiling']:.2f} x")
     out.mkdir(parents=True, exist_ok=True)
     (out / "env_share.json").write_text(json.dumps(res, indent=2) + "\n")
     print(f"wrote {out / 'env_share.json'}")
