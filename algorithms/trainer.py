@@ -41,12 +41,11 @@ from ..agents.hf import HFAgent, SamplingConfig
 from ..agents.models import cache_kwarg, load_model
 from ..agents.vllm import VLLMAgent
 from . import cpu_speedups
-from .advantages import (grpo_advantages, grpo_step_advantages, group_mean_baseline, masked_whiten,
-                         reinforce_pp_returns, reinforce_pp_token_rewards)
 from .checkpoints import MetricsLog, latest_checkpoint, read_checkpoint, write_checkpoint
 from .config import TrainConfig
 from .dapo import filter_groups, overlong_penalty
-from .kl import kl_estimate, kl_means, warn_if_clamp_hides
+from .estimators import estimate
+from .kl import kl_means, warn_if_clamp_hides
 from .logprobs import token_logprobs
 from .losses import masked_mean
 from .partial_kl import partial_kl_mask
@@ -368,33 +367,9 @@ class Trainer:
 
     def advantages(self, batch: RolloutBatch, old_logp: torch.Tensor, ref_logp: torch.Tensor | None,
                    kl_mask: torch.Tensor) -> torch.Tensor:
-        """(N, T) advantages, 0 off the policy tokens."""
-        cfg = self.cfg
-        mask = batch.loss_mask.float()
-        if cfg.advantage == "grpo":
-            if cfg.turn_credit:
-                if cfg.adv_std != "group":
-                    raise ValueError("credit='turn' with GRPO normalises step rewards within the group "
-                                     "(DeepSeekMath §4.1.3): it needs adv_std='group'")
-                return grpo_step_advantages(batch.token_rewards, batch.step_mask, batch.loss_mask, batch.group,
-                                            eps=cfg.adv_eps) * mask
-            a = grpo_advantages(batch.rewards, batch.group, std=cfg.adv_std, eps=cfg.adv_eps, reduce=self.reduce_sum)
-            return a[:, None] * mask
-        outcome = batch.rewards
-        if cfg.advantage == "reinforce_pp_baseline":
-            outcome = group_mean_baseline(outcome, batch.group)
-        kl = None
-        if cfg.kl_coef > 0 and cfg.kl_in == "reward" and ref_logp is not None:
-            kl = kl_estimate(old_logp, ref_logp, cfg.kl_estimator) * kl_mask
-        if cfg.turn_credit:
-            # each turn's reward at its last token; the baseline (if any) comes off at the end
-            shift = outcome - batch.rewards
-            rewards = reinforce_pp_token_rewards(shift, batch.loss_mask, kl, cfg.kl_coef,
-                                                 turn_rewards=batch.token_rewards)
-        else:
-            rewards = reinforce_pp_token_rewards(outcome, batch.loss_mask, kl, cfg.kl_coef)
-        returns = reinforce_pp_returns(rewards, batch.loss_mask, cfg.gamma)
-        return masked_whiten(returns, batch.loss_mask, reduce=self.reduce_sum)
+        """(N, T) advantages, 0 off the policy tokens, by the estimator ``cfg.advantage`` names
+        (:mod:`.estimators`), batch statistics over every process."""
+        return estimate(batch, old_logp, ref_logp, kl_mask, self.cfg, self.reduce_sum)
 
     def _normalizer(self, batch: RolloutBatch, idx: torch.Tensor) -> float:
         cfg = self.cfg
