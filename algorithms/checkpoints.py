@@ -22,6 +22,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from .tracking import open_trackers
+
 __all__ = ["MetricsLog", "write_checkpoint", "read_checkpoint", "latest_checkpoint"]
 
 STATE = "trainer_state.json"
@@ -44,8 +46,6 @@ class MetricsLog:
         with open(self.path, "a") as f:
             f.write(json.dumps(row, default=float) + "\n")
         if self._trackers is None:
-            from .tracking import open_trackers
-
             self._trackers = open_trackers(self.report_to, self.out, self.config)
         numbers = {k: v for k, v in row.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         for tracker in self._trackers:

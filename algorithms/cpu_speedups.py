@@ -20,6 +20,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..agents.attention import use_gqa_attention
+from ..agents.lean_activations import use_lean_activations
+from ..agents.tied_grads import use_direct_tied_grads
+from .heap import retain_freed_memory
+
 __all__ = ["apply", "TESTED_TRANSFORMERS"]
 
 #: the Transformers major versions the patched forwards were tested on (this repository's CI)
@@ -35,11 +40,6 @@ def _transformers_major() -> int:
 def apply(model: Any, reference: Any, cfg: Any, device: Any, sharded: bool = False) -> list[str]:
     """Switch on what ``cfg`` asks for on ``model`` (and the reference, where it applies); returns
     one note per speed-up: applied, or skipped and why."""
-    from ..agents.attention import use_gqa_attention
-    from ..agents.lean_activations import use_lean_activations
-    from ..agents.tied_grads import use_direct_tied_grads
-    from .heap import retain_freed_memory
-
     asked = [name for name in ("gqa_attention", "lean_activations", "direct_tied_grads", "retain_freed_memory")
              if getattr(cfg, name)]
     why = None

@@ -17,6 +17,8 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..suggest import did_you_mean
+
 __all__ = ["tracker_names", "open_trackers"]
 
 
@@ -35,8 +37,6 @@ def _installed() -> list[str]:
 
 def tracker_names(report_to: str | Sequence[str]) -> list[str]:
     """The trackers ``report_to`` asks for (a ``ValueError`` for an unknown or missing one)."""
-    from ..suggest import did_you_mean
-
     names = [report_to] if isinstance(report_to, str) else list(report_to)
     names = [n.strip() for name in names for n in str(name).split(",") if n.strip()]
     if names in (["none"], []):

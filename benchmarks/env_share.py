@@ -32,6 +32,7 @@ from solvergym.agents.hf import Completion, SamplingConfig
 from solvergym.agents.models import load_tokenizer
 from solvergym.agents.scripted import tool_oracle_action
 from solvergym.algorithms.rollout import rollout
+from solvergym.sandbox import acquire_default_pool, release_default_pool
 
 HERE = Path(__file__).resolve()
 
@@ -69,8 +70,6 @@ def one_run(envs, tokenizer, seeds, group: int, threads: int) -> tuple[float, li
 def sandbox_ceiling(envs, seeds, group: int, rounds: int) -> tuple[float, float]:
     """The same programs straight through the sandbox pool, one ``run`` after another against
     ``run_many`` (every server at once): the most any overlap of env steps can gain here."""
-    from solvergym.sandbox import acquire_default_pool, release_default_pool
-
     codes = []
     for g, seed in enumerate(seeds):
         env = envs[g * group]

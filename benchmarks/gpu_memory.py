@@ -26,6 +26,8 @@ import argparse
 import json
 from pathlib import Path
 
+from solvergym.evaluation.tables import format_table
+
 HERE = Path(__file__).resolve()
 
 #: Qwen2.5 shapes as their config.json files give them (hidden, intermediate, layers, heads, kv heads,
@@ -85,8 +87,6 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path, default=HERE.parent / "results")
     a = p.parse_args(argv)
     table = rows(a.gpus, a.gpu_gib, a.vllm_share)
-    from solvergym.evaluation.tables import format_table
-
     shown = [{**r, "parameters": f"{r['parameters'] / 1e9:.2f}B", "fits": "yes" if r["fits"] else "NO"} for r in table]
     print(format_table(shown, [("model", "model", "s"), ("parameters", "params", "s"), ("gpus", "GPUs", "d"),
                                ("strategy", "strategy", "s"), ("policy_gib", "policy+grads+AdamW GiB", ".1f"),
