@@ -50,7 +50,7 @@ from .logprobs import token_logprobs
 from .losses import masked_mean
 from .partial_kl import partial_kl_mask
 from .policy_loss import LossInputs, policy_loss
-from .prefix import first_logit_position, shared_prefix
+from .prefix import first_logit_position, prefix_cache, shared_prefix
 from .rollout import RolloutBatch, clipped_ratio, collate, rollout
 from .schedules import Schedule, make_schedule
 from .precision import mixed_precision, policy_dtype, reference_dtype
@@ -68,20 +68,10 @@ class Trainer:
     """``Trainer(config).train()``; see the module docstring."""
 
     def __init__(self, config: TrainConfig, accelerator: Any = None):
-        import gymnasium as gym
-        from accelerate import Accelerator
         from accelerate.utils import set_seed
 
         self.cfg = cfg = config.validate()
-        if accelerator is None:
-            accelerator = Accelerator(cpu=not torch.cuda.is_available(), mixed_precision=mixed_precision(cfg.mixed_precision))
-        self.acc = accelerator
-        kind = str(self.acc.distributed_type).rsplit(".", 1)[-1]
-        if kind in ("FSDP", "DEEPSPEED"):  # docs/gpus.md: not built yet; say so before the model loads
-            raise NotImplementedError(
-                f"the trainer does not shard yet: Accelerate is configured for {kind}, which the HF sampler, the "
-                "shared-prefix forward and the checkpoints are not made for (docs/gpus.md); launch with DDP "
-                "(examples/accelerate/8gpu_ddp.yaml) or one GPU")
+        self.acc = self._build_accelerator(accelerator)
         self.rank, self.world = self.acc.process_index, self.acc.num_processes
         if cfg.prompts_per_step % self.world:
             raise ValueError(f"prompts_per_step={cfg.prompts_per_step} must be divisible by {self.world} processes")
@@ -89,41 +79,17 @@ class Trainer:
         set_seed(cfg.seed)
         torch.use_deterministic_algorithms(not torch.cuda.is_available(), warn_only=True)
 
-        model, self.tokenizer = load_model(cfg.model, dtype=policy_dtype(cfg.param_dtype))
-        if cfg.lora:
-            from peft import LoraConfig, get_peft_model
-
-            model = get_peft_model(model, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha,
-                                                     target_modules=list(cfg.lora_targets), task_type="CAUSAL_LM"))
-        if cfg.gradient_checkpointing:
-            model.gradient_checkpointing_enable()
-            model.config.use_cache = False
-        self.ref = None
-        if cfg.kl_coef > 0 and not cfg.lora:  # with LoRA the reference is the base, adapters disabled
-            self.ref = load_model(cfg.model, dtype=reference_dtype(cfg.ref_dtype, self.acc.device))[0]
-            self.ref = self.ref.to(self.acc.device).eval()
-            self.ref.requires_grad_(False)
+        model = self._build_model()
+        self.ref = self._build_reference()
         # the CPU-only speed-ups, each applied or skipped with its reason (cpu_speedups.py)
         self.speedups = cpu_speedups.apply(model, self.ref, cfg, self.acc.device)
         if self.acc.is_main_process:
             for note in self.speedups:
                 LOG.info(note)
-        n_envs = self.local_groups * cfg.group_size
-        self.envs = [gym.make(cfg.env, **cfg.env_kwargs) for _ in range(n_envs)]
+        self.envs = self._build_envs()
         # what each step trains on, and when the run validates and stops (algorithms/schedules/)
         self.schedule: Schedule = make_schedule(cfg, self.envs)
-        params = [p for p in model.parameters() if p.requires_grad]
-        opt = torch.optim.AdamW(params, lr=cfg.lr, betas=tuple(cfg.adam_betas), weight_decay=cfg.weight_decay,
-                                fused=True)
-        # a curriculum's length is not known in advance: cfg.steps is then the schedule's horizon
-        total = (self.schedule.steps or cfg.steps) * cfg.mini_batches * cfg.ppo_epochs
-        sched = torch.optim.lr_scheduler.LambdaLR(opt, self._lr_lambda(total))
-        self.model, self.optimizer = self.acc.prepare(model, opt)
-        # the scheduler is not prepared: Accelerate steps a prepared one once per process per call
-        # (it assumes a dataloader split over the processes), which ran warm-ups and cosine decays
-        # `world` times too fast; here it counts optimizer steps, and is checkpointed all the same
-        self.scheduler = sched
-        self.acc.register_for_checkpointing(sched)
+        self._build_optimizer(model)
         self._cache_kw = cache_kwarg(model)  # the reference model is the same class
         self.sampling = SamplingConfig(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
                                        top_p=cfg.top_p, repetition_penalty=cfg.repetition_penalty, seed=cfg.seed)
@@ -137,6 +103,69 @@ class Trainer:
         self.zero_signal = ZeroSignalWatch(cfg.zero_signal_steps)
         if cfg.resume:
             self.load_checkpoint(cfg.resume)
+
+    # ------------------------------------------------------------------ builders (in __init__'s order)
+    def _build_accelerator(self, given: Any):
+        """The given accelerator, or one for this machine at the config's precision; a sharded
+        launch (FSDP, DeepSpeed) stops here, before any model loads: not built yet (docs/gpus.md)."""
+        from accelerate import Accelerator
+
+        acc = given or Accelerator(cpu=not torch.cuda.is_available(),
+                                   mixed_precision=mixed_precision(self.cfg.mixed_precision))
+        kind = str(acc.distributed_type).rsplit(".", 1)[-1]
+        if kind in ("FSDP", "DEEPSPEED"):
+            raise NotImplementedError(
+                f"the trainer does not shard yet: Accelerate is configured for {kind}, which the HF sampler, the "
+                "shared-prefix forward and the checkpoints are not made for (docs/gpus.md); launch with DDP "
+                "(examples/accelerate/8gpu_ddp.yaml) or one GPU")
+        return acc
+
+    def _build_model(self):
+        """The policy (and ``self.tokenizer``): LoRA-wrapped and checkpointed as the config says."""
+        cfg = self.cfg
+        model, self.tokenizer = load_model(cfg.model, dtype=policy_dtype(cfg.param_dtype))
+        if cfg.lora:
+            from peft import LoraConfig, get_peft_model
+
+            model = get_peft_model(model, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha,
+                                                     target_modules=list(cfg.lora_targets), task_type="CAUSAL_LM"))
+        if cfg.gradient_checkpointing:
+            model.gradient_checkpointing_enable()
+            model.config.use_cache = False
+        return model
+
+    def _build_reference(self):
+        """The frozen reference policy when the KL term needs one (``None`` without KL, or with LoRA,
+        whose reference is the base model with the adapters disabled)."""
+        cfg = self.cfg
+        if cfg.kl_coef <= 0 or cfg.lora:
+            return None
+        ref = load_model(cfg.model, dtype=reference_dtype(cfg.ref_dtype, self.acc.device))[0]
+        ref = ref.to(self.acc.device).eval()
+        ref.requires_grad_(False)
+        return ref
+
+    def _build_envs(self) -> list:
+        """One env per local episode of a rollout round (groups x group size)."""
+        import gymnasium as gym
+
+        return [gym.make(self.cfg.env, **self.cfg.env_kwargs) for _ in range(self.local_groups * self.cfg.group_size)]
+
+    def _build_optimizer(self, model) -> None:
+        """AdamW and its learning-rate schedule; the model and AdamW prepared by Accelerate."""
+        cfg = self.cfg
+        params = [p for p in model.parameters() if p.requires_grad]
+        opt = torch.optim.AdamW(params, lr=cfg.lr, betas=tuple(cfg.adam_betas), weight_decay=cfg.weight_decay,
+                                fused=True)
+        # a curriculum's length is not known in advance: cfg.steps is then the schedule's horizon
+        total = (self.schedule.steps or cfg.steps) * cfg.mini_batches * cfg.ppo_epochs
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, self._lr_lambda(total))
+        self.model, self.optimizer = self.acc.prepare(model, opt)
+        # the scheduler is not prepared: Accelerate steps a prepared one once per process per call
+        # (it assumes a dataloader split over the processes), which ran warm-ups and cosine decays
+        # `world` times too fast; here it counts optimizer steps, and is checkpointed all the same
+        self.scheduler = sched
+        self.acc.register_for_checkpointing(sched)
 
     # ------------------------------------------------------------------ setup helpers
     def _lr_lambda(self, total: int):
@@ -305,9 +334,9 @@ class Trainer:
                 group: torch.Tensor | None = None):
         """Logits for the positions from the first one that predicts a policy token.
 
-        With ``group`` (and ``cfg.shared_prefix``), the prompt that a group's rows share is run
-        once per group and its key/value cache is indexed out to the rows, then only the rest of
-        each row runs: the same function (gradients flow back through the cache into the shared
+        With ``group`` (and ``cfg.shared_prefix``), the prompt that every group shares is run once,
+        each group's own rest once per group (:func:`~.prefix.prefix_cache`), and the key/value
+        cache is indexed out to the rows, then only the rest of each row runs: the same function (gradients flow back through the cache into the shared
         prompt, summed over the group, exactly as with G copies), at a fraction of the work when
         the prompt is long and G large. Off under gradient checkpointing while training
         (Transformers turns the cache off there).
@@ -321,17 +350,12 @@ class Trainer:
             share = shared_prefix(ids, attn, group, start)
         with self.acc.autocast():
             if share is not None:
-                length, first, inverse = share
                 # the unwrapped module: under DDP only the call whose output is back-propagated goes
                 # through the wrapper (one backward, each parameter's gradient accumulated once)
-                out = inner(input_ids=ids[first, :length], attention_mask=attn[first, :length], use_cache=True,
-                            logits_to_keep=1)
-                kw = self._cache_kw
-                cache = getattr(out, kw, None)
-                if cache is not None and hasattr(cache, "batch_select_indices"):
-                    cache.batch_select_indices(inverse)
-                    logits = model(input_ids=ids[:, length:], attention_mask=attn, use_cache=True,
-                                   logits_to_keep=keep, **{kw: cache}).logits
+                cache = prefix_cache(inner, ids, attn, share, self._cache_kw)
+                if cache is not None:
+                    logits = model(input_ids=ids[:, share[0]:], attention_mask=attn, use_cache=True,
+                                   logits_to_keep=keep, **{self._cache_kw: cache}).logits
                     return logits, start
             logits = model(input_ids=ids, attention_mask=attn, logits_to_keep=keep).logits
         return logits, start
