@@ -407,6 +407,7 @@ class Trainer:
 
     # ------------------------------------------------------------------ the update
     def update(self, batch: RolloutBatch) -> dict[str, float]:
+        """pi_old, the reference and the advantages once, then ``ppo_epochs`` x ``mini_batches`` steps."""
         cfg = self.cfg
         # pi_old is the policy that sampled the batch. The HF sampler's log-probs are exactly that (the same fp32
         # model and softmax; checked to 2e-5 against a forward pass), so no extra forward is needed; vLLM (other
@@ -427,47 +428,13 @@ class Trainer:
         gen = torch.Generator().manual_seed(self._seed(3, self.step))
         n = len(batch)
         recomputed = self._recompute_old()
+        inputs = (old_logp, adv, ref_logp, kl_mask)
         for epoch in range(cfg.ppo_epochs):
             first_pass = epoch == 0 and not recomputed  # the entropy of the policy that sampled
             order = torch.randperm(n, generator=gen)
             for part in torch.tensor_split(order, cfg.mini_batches):
-                if len(part) == 0:
-                    continue
-                norm = self._normalizer(batch, part)
-                # a group's rows side by side, so that micro-batches share prompts (the sum over
-                # the mini-batch is the same in any order)
-                part = part[torch.sort(batch.group[part], stable=True).indices]
-                micro = torch.split(part, cfg.micro_batch_size)
-                total = 0.0
-                for j, mb in enumerate(micro):
-                    sync = contextlib.nullcontext() if j == len(micro) - 1 else self.acc.no_sync(self.model)
-                    with sync:
-                        with self.times("forward"):
-                            ids = batch.input_ids[mb].to(self.acc.device)
-                            attn = batch.attention_mask[mb].to(self.acc.device)
-                            logits, start = self._logits(self.model, ids, attn, batch.loss_mask[mb], batch.group[mb])
-                            logp, ent = token_logprobs(logits, ids, cfg.temperature, start, entropy=True)
-                            if first_pass:
-                                entropy[mb] = ent.float().cpu()
-                            dev = self.acc.device
-                            inp = LossInputs(old_logp[mb].to(dev), adv[mb].to(dev), batch.loss_mask[mb].to(dev),
-                                             None if ref_logp is None else ref_logp[mb].to(dev), kl_mask[mb].to(dev))
-                            loss, st = policy_loss(logp, inp, cfg, norm)
-                        # DDP averages gradients over processes; the aggregate is a global sum.
-                        with self.times("backward"):
-                            self.acc.backward(loss * self.world)
-                            total += loss.item()
-                        for k in ("clip_frac", "kl", "kl_unclamped"):
-                            stats[k] += [st[k]] if k in st else []
-                with self.times("optimizer"):
-                    gn = (self.acc.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
-                          if cfg.max_grad_norm else None)
-                    self.optimizer.step()
-                    self.scheduler.step()
-                    self.optimizer.zero_grad(set_to_none=True)
-                stats["loss"].append(float(self.reduce_sum(torch.tensor([total])).item()))
-                if gn is not None:
-                    stats["grad_norm"].append(float(gn))
+                if len(part):
+                    self._minibatch_step(batch, part, inputs, entropy if first_pass else None, stats)
         out = {k: float(np.mean(v)) for k, v in stats.items() if v}
         out["entropy"] = masked_mean(entropy, batch.loss_mask).item()
         if ref_logp is not None and "kl" not in out:
@@ -478,6 +445,47 @@ class Trainer:
         out["policy_tokens"] = float(self.reduce_sum(batch.loss_mask.sum().float().reshape(1)).item())
         out["update_skipped"] = 0.0
         return out
+
+    def _minibatch_step(self, batch: RolloutBatch, part: torch.Tensor, inputs: tuple, entropy: torch.Tensor | None,
+                        stats: dict[str, list[float]]) -> None:
+        """One optimizer step on the rows ``part``: micro-batches of ``micro_batch_size`` accumulate
+        gradients (DDP syncs on the last), normalised once for the whole mini-batch over every
+        process; ``entropy`` (when given) gets the rows' entropies; ``stats`` gets the step's."""
+        cfg = self.cfg
+        old_logp, adv, ref_logp, kl_mask = inputs
+        norm = self._normalizer(batch, part)
+        # a group's rows side by side, so that micro-batches share prompts (the sum over the
+        # mini-batch is the same in any order)
+        part = part[torch.sort(batch.group[part], stable=True).indices]
+        micro = torch.split(part, cfg.micro_batch_size)
+        total, dev = 0.0, self.acc.device
+        for j, mb in enumerate(micro):
+            sync = contextlib.nullcontext() if j == len(micro) - 1 else self.acc.no_sync(self.model)
+            with sync:
+                with self.times("forward"):
+                    ids = batch.input_ids[mb].to(dev)
+                    attn = batch.attention_mask[mb].to(dev)
+                    logits, start = self._logits(self.model, ids, attn, batch.loss_mask[mb], batch.group[mb])
+                    logp, ent = token_logprobs(logits, ids, cfg.temperature, start, entropy=True)
+                    if entropy is not None:
+                        entropy[mb] = ent.float().cpu()
+                    inp = LossInputs(old_logp[mb].to(dev), adv[mb].to(dev), batch.loss_mask[mb].to(dev),
+                                     None if ref_logp is None else ref_logp[mb].to(dev), kl_mask[mb].to(dev))
+                    loss, st = policy_loss(logp, inp, cfg, norm)
+                # DDP averages gradients over processes; the aggregate is a global sum.
+                with self.times("backward"):
+                    self.acc.backward(loss * self.world)
+                    total += loss.item()
+                for k in ("clip_frac", "kl", "kl_unclamped"):
+                    stats[k] += [st[k]] if k in st else []
+        with self.times("optimizer"):
+            gn = self.acc.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm) if cfg.max_grad_norm else None
+            self.optimizer.step()
+            self.scheduler.step()
+            self.optimizer.zero_grad(set_to_none=True)
+        stats["loss"].append(float(self.reduce_sum(torch.tensor([total])).item()))
+        if gn is not None:
+            stats["grad_norm"].append(float(gn))
 
     def _skip_update(self, batch: RolloutBatch, old_logp, ref_logp, kl_mask, entropy) -> dict[str, float]:
         """A step whose gradient is 0 everywhere (:mod:`.zero_signal`): no forward, backward or
