@@ -42,6 +42,7 @@ except ImportError:  # run from a checkout without installing: the root is the p
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import torch
 
+from solvergym.agents.models import load_tokenizer
 from solvergym.algorithms.config import make_config
 from solvergym.algorithms.presets import PRESET_TABLE
 from solvergym.algorithms.trainer import Trainer
@@ -61,8 +62,6 @@ def build_shape(name: str, folder: Path) -> tuple[str, int]:
     """A random-weight Qwen2 model of ``name``'s shape with the embedded tokenizer, saved under
     ``folder``; returns its path and parameter count."""
     from transformers import Qwen2Config, Qwen2ForCausalLM
-
-    from solvergym.agents.models import load_tokenizer
 
     hidden, inter, layers, heads, kv = SHAPES[name]
     tok = load_tokenizer("default")
